@@ -1,0 +1,137 @@
+"""``python -m bench [--quick] [--json PATH] [--only NAME ...]``: measure, print a table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from .core import BenchError, Context, Figure
+from .metrics import METRICS
+
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+    if hasattr(os, "sched_getaffinity"):
+        info["cpus_available"] = len(os.sched_getaffinity(0))
+    if hasattr(os, "getloadavg"):
+        info["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.partition(":")[2].strip()
+                break
+    except OSError:
+        pass
+    return info
+
+
+def fmt(value: float) -> str:
+    if value == int(value) and abs(value) >= 100:
+        return str(int(value))
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def table(figures: list[Figure], errors: dict[str, str]) -> str:
+    rows = [("metric", "value", "unit", "goal", "met?")]
+    for f in figures:
+        met = "" if f.met is None else ("yes" if f.met else "NO")
+        rows.append((f.name, fmt(f.value), f.unit, str(f.goal or ""), met))
+    for name in errors:
+        rows.append((name, "n/a", "", "", "error"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [
+            c.rjust(w) if i == 1 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="few repeats (under 40 s)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=list(METRICS),
+        metavar="NAME",
+        help=f"run only these metrics (repeatable): {', '.join(METRICS)}",
+    )
+    args = parser.parse_args(argv)
+    selected = args.only or list(METRICS)
+
+    signal.signal(signal.SIGTERM, _interrupt)  # clean up on SIGTERM/SIGHUP as on Ctrl-C
+    signal.signal(signal.SIGHUP, _interrupt)
+    started = time.perf_counter()
+    info = machine()
+    figures: list[Figure] = []
+    errors: dict[str, str] = {}
+    stack = ExitStack()
+    try:
+        ctx = Context(quick=args.quick, stack=stack)
+        for name in METRICS:
+            if name not in selected:
+                continue
+            ctx.log(f"[{time.perf_counter() - started:5.1f} s] {name}")
+            try:
+                figures += METRICS[name](ctx)
+            except BenchError as exc:
+                errors[name] = str(exc)
+                ctx.log(f"{name}: not measured: {exc}")
+    except KeyboardInterrupt:
+        print("interrupted; stopping the servers", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip cleanup
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.close()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    wall = time.perf_counter() - started
+
+    print(table(figures, errors))
+    print(
+        f"\n{'quick' if args.quick else 'full'} run, {wall:.1f} s wall, "
+        f"{info.get('cpus_available', info['cpu_count'])} CPUs, Python {info['python']}"
+    )
+    if args.json is not None:
+        report = {
+            "metrics": {f.name: f.value for f in figures},
+            "machine": info,
+            "units": {f.name: f.unit for f in figures},
+            "goals": {f.name: str(f.goal) for f in figures if f.goal is not None},
+            "met": {f.name: f.met for f in figures if f.met is not None},
+            "notes": {f.name: f.note for f in figures if f.note},
+            "errors": errors,
+            "mode": "quick" if args.quick else "full",
+            "wall_s": round(wall, 2),
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""What every metric shares: figures, goals, the run context and errors.
+
+A metric is a function ``(Context) -> list[Figure]``; the registry lives in ``bench.metrics``.
+The context starts the expensive things (the fake provider, the Jupyter server) lazily, once,
+and closes them all when the run ends, whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .servers import FakeProvider, JupyterServer
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class BenchError(Exception):
+    """A metric could not be measured; the message says why (and what to look at)."""
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A target the figure should meet: ``value <= limit`` (``le``) or ``value >= limit``."""
+
+    limit: float
+    op: Literal["<=", ">="] = "<="
+
+    def met(self, value: float) -> bool:
+        return value <= self.limit if self.op == "<=" else value >= self.limit
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.limit:g}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One named measured value. Figures without a goal are context for the ones with."""
+
+    name: str
+    value: float
+    unit: str
+    goal: Goal | None = None
+    note: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.goal is None else self.goal.met(self.value)
+
+
+@dataclass
+class Context:
+    """Shared state of one bench run: options, the servers (started on first use), cleanup."""
+
+    quick: bool
+    stack: ExitStack
+    log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
+    repo: Path = REPO
+    _fake: FakeProvider | None = None
+    _server: JupyterServer | None = None
+
+    def repeats(self, quick: int, full: int) -> int:
+        """How many times to repeat a measurement in this mode."""
+        return quick if self.quick else full
+
+    def fake(self) -> FakeProvider:
+        """The fake OpenAI-compatible provider (scenario ``long``, 2,000 chunks)."""
+        if self._fake is None:
+            from .servers import FakeProvider
+
+            self.log("starting the fake provider")
+            self._fake = self.stack.enter_context(FakeProvider(self.repo, chunks=2000))
+        return self._fake
+
+    def server(self) -> JupyterServer:
+        """A ``jupyter server`` with jupyter_resolve pointed at :meth:`fake`, runtime running."""
+        if self._server is None:
+            from .servers import JupyterServer
+
+            fake = self.fake()
+            self.log("starting jupyter server (jupyter_resolve → fake provider)")
+            self._server = self.stack.enter_context(JupyterServer(self.repo, fake.base_url))
+        return self._server
+
+
+def median(values: Sequence[float]) -> float:
+    if not values:
+        raise BenchError("no samples")
+    return float(statistics.median(values))
+
+
+def runtime_binary(repo: Path = REPO) -> Path:
+    """The agent-httpd binary the gateway will run: the packaged one, else the native build."""
+    for candidate in (
+        repo / "jupyter_resolve" / "bin" / "agent-httpd",
+        repo / "native" / "build" / "agent-httpd",
+    ):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise BenchError(
+        "agent-httpd is not built (neither jupyter_resolve/bin/agent-httpd nor "
+        "native/build/agent-httpd exists): run `make -C native`"
+    )

@@ -1,0 +1,113 @@
+"""Footprint: the runtime's resident memory, and the extension's import time.
+
+``runtime_rss_*`` read ``/proc/<pid>/status`` of the agent-httpd the gateway runs (its pid from
+``/resolve/api/health``). ``extension_import_ms`` is the wall time of a fresh interpreter that
+imports ``jupyter_resolve.extension`` minus that of one that does nothing (``-c pass``), runs
+alternating, medians of each.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .core import BenchError, Context, Figure, Goal, median
+
+IMPORT_GOAL_MS = 150.0
+RSS_GOAL_KIB = 4096.0
+
+
+def proc_status(pid: int) -> dict[str, str]:
+    """``/proc/<pid>/status`` as {field: value}; checks that ``pid`` is an agent-httpd."""
+    try:
+        exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError as exc:
+        raise BenchError(f"cannot read /proc/{pid}: {exc}") from exc
+    if not exe.endswith(b"agent-httpd"):
+        raise BenchError(f"pid {pid} from /resolve/api/health is not agent-httpd: {exe!r}")
+    status = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        status[name] = value.strip()
+    return status
+
+
+def kib(status: dict[str, str], name: str) -> float:
+    value = status.get(name, "")
+    if not value.endswith(" kB"):
+        raise BenchError(f"/proc status has no {name} in kB: {value!r}")
+    return float(value[:-3])
+
+
+def _idle_status(ctx: Context) -> dict[str, str]:
+    """The runtime's status once no run is live, after a short settle."""
+    server = ctx.server()
+    deadline = time.monotonic() + 30
+    while (server.health().get("runs") or {}).get("live", 0) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return proc_status(server.runtime_pid())
+
+
+def runtime_rss_fresh(ctx: Context) -> list[Figure]:
+    """Before any chat (register before the chain metrics); context for the idle figure."""
+    return [Figure("runtime_rss_fresh_kib", kib(_idle_status(ctx), "VmRSS"), "KiB")]
+
+
+def runtime_rss_idle(ctx: Context) -> list[Figure]:
+    """Idle again after the chats (register after the chain metrics): the goal figure."""
+    status = _idle_status(ctx)
+    return [
+        Figure("runtime_rss_idle_kib", kib(status, "VmRSS"), "KiB", Goal(RSS_GOAL_KIB)),
+        Figure("runtime_rss_peak_kib", kib(status, "VmHWM"), "KiB", note="VmHWM"),
+    ]
+
+
+def _wall(code: str, cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise BenchError(f"python -c {code!r} failed:\n{done.stderr.decode(errors='replace')}")
+    return elapsed * 1e3
+
+
+def extension_import(ctx: Context) -> list[Figure]:
+    runs = ctx.repeats(5, 11)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ctx.repo), env.get("PYTHONPATH", "")) if p)
+    env.pop("PYTHONSTARTUP", None)
+    codes = {
+        "pass": "pass",
+        "server": "import jupyter_server.extension.application",
+        "extension": "import jupyter_resolve.extension",
+    }
+    times: dict[str, list[float]] = {name: [] for name in codes}
+    for i in range(runs + 1):  # round 0 warms the page cache and writes bytecode
+        for name, code in codes.items():
+            wall = _wall(code, ctx.repo, env)
+            if i > 0:
+                times[name].append(wall)
+    bare = median(times["pass"])
+    return [
+        Figure(
+            "extension_import_ms",
+            median(times["extension"]) - bare,
+            "ms",
+            Goal(IMPORT_GOAL_MS),
+            note=f"median of {runs}, minus bare interpreter start",
+        ),
+        Figure(
+            "jupyter_server_import_ms",
+            median(times["server"]) - bare,
+            "ms",
+            note="of which jupyter_server.extension.application",
+        ),
+        Figure("python_startup_ms", bare, "ms", note="python -c pass"),
+    ]

@@ -1,0 +1,300 @@
+"""The subprocesses a bench run needs: the fake provider and a real ``jupyter server``.
+
+Both are context managers: they start on ``__enter__``, wait until they answer, and on
+``__exit__`` stop what they started (SIGTERM, then SIGKILL), also after Ctrl-C. Children run in
+their own session (a terminal's Ctrl-C reaches only the bench, which then cleans up) and, on
+Linux, get SIGTERM if the bench dies without cleaning up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from .core import BenchError, runtime_binary
+
+KEY_ENV = "RESOLVE_BENCH_KEY"  # the gateway reads the provider key from here, not OPENAI_API_KEY
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: SIGTERM this child when the bench process goes away (Linux only)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _spawn(argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    return subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec, **kw
+    )
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM ``proc``, wait, then SIGKILL its process group (its own session)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline() if ready else b""
+
+
+def _base_env(repo: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+class FakeProvider:
+    """``python -m tests.fakes.openai_server --scenario long --chunks N`` on a loopback port."""
+
+    model = "fake-model"
+
+    def __init__(self, repo: Path, *, chunks: int = 2000, start_timeout: float = 20.0) -> None:
+        self.repo = repo
+        self.chunks = chunks
+        self.start_timeout = start_timeout
+        self.port = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeProvider:
+        argv = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0"]
+        argv += ["--scenario", "long", "--chunks", str(self.chunks)]
+        self._proc = _spawn(
+            argv, cwd=self.repo, env=_base_env(self.repo), stdout=subprocess.PIPE, stderr=None
+        )
+        try:
+            line = _read_line(self._proc, self.start_timeout)
+            try:
+                self.port = int(json.loads(line)["port"])
+            except (ValueError, KeyError, TypeError) as exc:
+                raise BenchError(
+                    f"the fake provider did not print its port (got {line[:200]!r}; "
+                    f"exit status {self._proc.poll()})"
+                ) from exc
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._proc is not None:
+            stop_process(self._proc)
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc = None
+
+
+class JupyterServer:
+    """A ``jupyter server`` with jupyter_resolve on, provider ``openai`` at ``provider_url``.
+
+    Runs in a temporary root with its own config and runtime dirs (the user's Jupyter config is
+    not read; the installed system config is), a random token and a free loopback port. Ready
+    when ``/resolve/api/health`` reports the runtime running.
+    """
+
+    def __init__(self, repo: Path, provider_url: str, *, start_timeout: float = 60.0) -> None:
+        self.repo = repo
+        self.provider_url = provider_url
+        self.start_timeout = start_timeout
+        self.token = secrets.token_hex(24)
+        self.port = 0
+        self.tmp: Path | None = None
+        self.http: httpx.Client | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._runtime_pids: set[int] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"}
+
+    def argv(self, root: Path) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--allow-root",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={root}",
+            '--ServerApp.jpserver_extensions={"jupyter_resolve": true}',
+            "--Resolve.provider=openai",
+            f"--Resolve.base_url={self.provider_url}",
+            f"--Resolve.model={FakeProvider.model}",
+            f"--Resolve.api_key_env={KEY_ENV}",
+            f"--Resolve.runtime_path={runtime_binary(self.repo)}",
+        ]
+
+    def __enter__(self) -> JupyterServer:
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        runtime_binary(self.repo)  # fail early, with the hint, when it is not built
+        self.tmp = Path(tempfile.mkdtemp(prefix="resolve-bench-"))
+        root = self.tmp / "root"
+        root.mkdir()
+        env = _base_env(self.repo)
+        env["JUPYTER_CONFIG_DIR"] = str(self.tmp / "config")
+        env["JUPYTER_RUNTIME_DIR"] = str(self.tmp / "runtime")
+        env[KEY_ENV] = "sk-bench-not-a-real-key"
+        self.http = httpx.Client(timeout=10.0, headers=self.headers)
+        for attempt in range(3):  # the free port can be taken between probe and bind
+            self.port = free_port()
+            with open(self.log_path, "ab") as log:
+                self._proc = _spawn(
+                    self.argv(root), cwd=self.repo, env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            if self._wait_listening():
+                break
+            if attempt == 2 or "already in use" not in self.log_tail():
+                raise BenchError(f"jupyter server exited during start:\n{self.log_tail()}")
+        self._wait_runtime()
+
+    @property
+    def log_path(self) -> Path:
+        assert self.tmp is not None
+        return self.tmp / "server.log"
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _wait_listening(self) -> bool:
+        """True once ``/api/status`` answers; False if the server exited first."""
+        assert self._proc is not None and self.http is not None
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                return False
+            with contextlib.suppress(httpx.TransportError):
+                if self.http.get(f"{self.url}/api/status").status_code == 200:
+                    return True
+            time.sleep(0.05)
+        raise BenchError(
+            f"jupyter server did not answer within {self.start_timeout:g} s:\n{self.log_tail()}"
+        )
+
+    def health(self) -> dict[str, Any]:
+        assert self.http is not None
+        response = self.http.get(f"{self.url}/resolve/api/health")
+        if response.status_code != 200:
+            raise BenchError(
+                f"GET /resolve/api/health: HTTP {response.status_code}: {response.text[:500]}"
+                f"\n{self.log_tail()}"
+            )
+        body: dict[str, Any] = response.json()
+        pid = (body.get("runtime") or {}).get("pid")
+        if isinstance(pid, int):
+            self._runtime_pids.add(pid)
+        return body
+
+    def _wait_runtime(self) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        runtime: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            runtime = self.health().get("runtime") or {}
+            if runtime.get("state") == "running" and runtime.get("pid"):
+                return
+            if runtime.get("state") == "failed":
+                break
+            time.sleep(0.1)
+        raise BenchError(
+            f"the gateway's runtime is not running: {json.dumps(runtime)}\n{self.log_tail()}"
+        )
+
+    def runtime_pid(self) -> int:
+        pid = (self.health().get("runtime") or {}).get("pid")
+        if not isinstance(pid, int):
+            raise BenchError("/resolve/api/health reports no runtime pid")
+        return pid
+
+    def close(self) -> None:
+        if self._proc is not None:
+            stop_process(self._proc)
+            self._proc = None
+        for pid in self._runtime_pids:  # a runtime the server failed to stop (it has its own
+            _kill_if_runtime(pid)  # session, so the process-group kill above misses it)
+        self._runtime_pids.clear()
+        if self.http is not None:
+            self.http.close()
+            self.http = None
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+def _kill_if_runtime(pid: int) -> None:
+    """Stop ``pid`` only while it is still an agent-httpd (pids get reused)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return
+        if b"agent-httpd" not in cmdline.split(b"\0")[0]:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+        time.sleep(0.5)

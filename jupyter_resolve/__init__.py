@@ -1,0 +1,15 @@
+"""jupyter-resolve: a research workbench inside Jupyter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._version import __version__
+
+__all__ = ["__version__"]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from .extension import ResolveExtension
+
+    return [{"module": "jupyter_resolve", "app": ResolveExtension}]

@@ -1,0 +1,119 @@
+"""Every setting of the extension, declared once as traits of ``Resolve``.
+
+Set them as ``c.Resolve.NAME`` in ``jupyter_server_config.py`` or ``--Resolve.NAME=...`` on the
+command line. Defaults run fully offline on the scripted model.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default, validate
+from traitlets.config import Configurable
+
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
+DEFAULT_MODEL = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
+DEFAULT_BASE_URL = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "scripted": "",
+}
+
+
+class Resolve(Configurable):
+    """Settings of jupyter-resolve (the gateway, its runtime and its providers)."""
+
+    provider = Enum(
+        ["scripted", "openai", "anthropic"],
+        default_value="scripted",
+        config=True,
+        help="Model provider: 'scripted' (offline, deterministic), 'openai' (any "
+        "OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio) or 'anthropic'.",
+    )
+    model = Unicode(
+        "", config=True, help="Model name sent to the provider (empty: the provider's default)."
+    )
+    base_url = Unicode(
+        "",
+        config=True,
+        help="Provider base URL, e.g. http://127.0.0.1:11434/v1 for Ollama "
+        "(empty: the provider's public endpoint).",
+    )
+    api_key_env = Unicode(
+        "",
+        config=True,
+        help="Name of the environment variable holding the provider key "
+        "(empty: OPENAI_API_KEY or ANTHROPIC_API_KEY). The key itself never goes in a file.",
+    )
+    script = Unicode(
+        "",
+        config=True,
+        help="JSONL script of model turns for the scripted provider (empty: built-in demo).",
+    )
+    stream_usage = Bool(
+        True,
+        config=True,
+        help="Ask OpenAI-compatible servers for usage (stream_options.include_usage); "
+        "turn off for servers that reject it.",
+    )
+    provider_timeout = Float(
+        120.0, config=True, help="Seconds to wait for the provider before giving up."
+    )
+    provider_max_retries = Int(
+        3, config=True, help="Retries, with backoff, on 429 and 5xx answers from the provider."
+    )
+    max_rounds = Int(8, config=True, help="Default round budget of a run (inference calls).")
+    allowed_tools = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="Tools the agent may use (None: the built-in default allow list).",
+    )
+    runtime_path = Unicode(
+        "", config=True, help="Path of the agent-httpd binary (empty: the one in the package)."
+    )
+    runtime_start_timeout = Float(
+        10.0, config=True, help="Seconds the runtime may take to start and answer /healthz."
+    )
+    runtime_health_interval = Float(
+        2.0, config=True, help="Seconds between health checks of the runtime."
+    )
+    keepalive_interval = Float(
+        15.0, config=True, help="Seconds between SSE keep-alive comments on idle streams."
+    )
+    state_dir = Unicode(
+        "",
+        config=True,
+        help="Where run logs and sessions live (empty: .resolve under the server root).",
+    )
+
+    @default("runtime_path")
+    def _default_runtime_path(self) -> str:
+        return str(Path(__file__).parent / "bin" / "agent-httpd")
+
+    @validate("max_rounds")
+    def _check_rounds(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 1 <= value <= 64:
+            raise ValueError(f"Resolve.max_rounds must be between 1 and 64, not {value}")
+        return value
+
+    def resolved_model(self) -> str:
+        return self.model or DEFAULT_MODEL[self.provider]
+
+    def resolved_base_url(self) -> str:
+        return self.base_url or DEFAULT_BASE_URL[self.provider]
+
+    def resolved_key_env(self) -> str:
+        return self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+
+    def provider_key(self) -> str | None:
+        """The provider key, read from the environment variable named by ``api_key_env``.
+
+        The one place that reads a secret from the environment.
+        """
+        name = self.resolved_key_env()
+        return os.environ.get(name) or None if name else None

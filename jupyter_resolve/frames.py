@@ -1,0 +1,180 @@
+"""Frame translation (pure): the runtime's ``{"t","d"}`` dialect → normalized events.
+
+One :class:`FrameTranslator` per run. It never raises on bad input: a malformed frame becomes a
+``run.error`` event and the stream goes on. It guarantees that a run's events end with exactly
+one ``run.completed`` (``abort`` closes a stream that broke before ``done``), and folds what it
+saw into the empty-run summary when there was no text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .models import EventType, RuntimeFrame
+from .summary import empty_run_summary
+
+Emitted = tuple[EventType, dict[str, Any]]
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Round(_Data):
+    n: int
+
+
+class _Text(_Data):
+    text: str
+
+
+class _ToolCall(_Data):
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+class _ToolResult(_Data):
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    mime: dict[str, Any] | None = None
+    truncated: bool = False
+    ms: int = 0
+
+
+class _Usage(_Data):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _Error(_Data):
+    code: str = "runtime_error"
+    message: str
+    status: int | None = None
+
+
+class _Done(_Data):
+    reason: Literal["stop", "budget", "cancelled", "error"]
+    rounds: int = 0
+
+
+class FrameTranslator:
+    """Translate one run's runtime frames into normalized ``(type, data)`` events."""
+
+    def __init__(self, *, budget: int) -> None:
+        self.budget = budget
+        self.rounds = 0
+        self.text_chars = 0
+        self.tool_names: list[str] = []
+        self.last_error: str | None = None
+        self.completed = False
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self._gateway_completed: set[str] = set()
+
+    def note_tool_completed(self, call_id: str) -> None:
+        """The gateway emitted ``tool.completed`` for this call itself; skip the runtime's copy."""
+        self._gateway_completed.add(call_id)
+
+    def note_error(self, message: str) -> None:
+        """Remember an error raised outside the frame stream (for the summary)."""
+        self.last_error = message
+
+    def translate_payload(self, payload: str) -> list[Emitted]:
+        """Translate the payload of one ``data:`` line."""
+        try:
+            raw = json.loads(payload)
+            frame = RuntimeFrame.model_validate(raw)
+        except (ValueError, ValidationError) as exc:
+            return self._protocol_error(f"malformed runtime frame: {_short(exc)}")
+        return self.translate(frame)
+
+    def translate(self, frame: RuntimeFrame) -> list[Emitted]:
+        """Translate one frame; frames after ``done`` are ignored."""
+        if self.completed:
+            return []
+        try:
+            return self._translate(frame)
+        except ValidationError as exc:
+            return self._protocol_error(f"malformed '{frame.t}' frame: {_short(exc)}")
+
+    def abort(self, code: str, message: str) -> list[Emitted]:
+        """Close a run whose frame stream ended without ``done``."""
+        if self.completed:
+            return []
+        self.last_error = message
+        return [("run.error", {"code": code, "message": message}), self._completed("error")]
+
+    def finish(self, reason: Literal["cancelled", "interrupted", "error"]) -> list[Emitted]:
+        """Close a run from the gateway's side (no runtime ``done`` will come)."""
+        if self.completed:
+            return []
+        return [self._completed(reason)]
+
+    def _translate(self, frame: RuntimeFrame) -> list[Emitted]:
+        d = frame.d
+        if frame.t == "run":
+            return []
+        if frame.t == "round":
+            self.rounds = max(self.rounds, _Round.model_validate(d).n)
+            return []
+        if frame.t in ("delta", "reasoning"):
+            text = _Text.model_validate(d).text
+            if not text:
+                return []
+            if frame.t == "delta":
+                self.text_chars += len(text)
+                return [("text.delta", {"text": text})]
+            return [("reasoning.delta", {"text": text})]
+        if frame.t == "tool_call":
+            call = _ToolCall.model_validate(d)
+            self.tool_names.append(call.name)
+            return [("tool.requested", call.model_dump())]
+        if frame.t == "tool_result":
+            result = _ToolResult.model_validate(d)
+            if not result.ok:
+                self.last_error = f"{result.name}: {result.output[:300]}"
+            if result.call_id in self._gateway_completed:
+                return []
+            return [("tool.completed", result.model_dump())]
+        if frame.t == "usage":
+            usage = _Usage.model_validate(d)
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
+            return [("usage", usage.model_dump())]
+        if frame.t == "error":
+            error = _Error.model_validate(d)
+            self.last_error = error.message
+            return [("run.error", {"code": error.code, "message": error.message})]
+        done = _Done.model_validate(d)
+        self.rounds = max(self.rounds, done.rounds)
+        return [self._completed(done.reason)]
+
+    def _completed(self, reason: str) -> Emitted:
+        self.completed = True
+        data: dict[str, Any] = {"reason": reason, "rounds": self.rounds}
+        if self.text_chars == 0:
+            data["summary"] = empty_run_summary(
+                reason=reason,
+                tool_names=self.tool_names,
+                rounds=self.rounds,
+                budget=self.budget,
+                last_error=self.last_error,
+            )
+        return ("run.completed", data)
+
+    def _protocol_error(self, message: str) -> list[Emitted]:
+        if self.completed:
+            return []
+        self.last_error = message
+        return [("run.error", {"code": "runtime_protocol", "message": message})]
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")
+    return text[:300]

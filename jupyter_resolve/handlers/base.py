@@ -1,0 +1,68 @@
+"""What every public handler shares: the gateway, body parsing, JSON errors, SSE streaming."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from jupyter_server.base.handlers import APIHandler
+from pydantic import BaseModel, ValidationError
+from tornado.iostream import StreamClosedError
+
+from ..errors import BadRequest, ResolveError
+from ..gateway import Gateway
+from ..runs.run import Run
+from ..sse import KEEPALIVE, SSE_HEADERS, format_event
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def validation_message(exc: ValidationError) -> str:
+    """``field.path: what is wrong`` for the first error, so a 400 names the field."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
+
+
+class ResolveHandler(APIHandler):
+    """Base of the public API handlers (Jupyter-authenticated)."""
+
+    @property
+    def gateway(self) -> Gateway:
+        gateway: Gateway = self.settings["resolve"]
+        return gateway
+
+    def parse(self, model: type[ModelT]) -> ModelT:
+        try:
+            raw = json.loads(self.request.body or b"")
+        except ValueError as exc:
+            raise BadRequest(f"body: not valid JSON ({exc})") from exc
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            raise BadRequest(validation_message(exc)) from exc
+
+    def fail(self, exc: ResolveError) -> None:
+        self.set_status(exc.status)
+        self.finish(json.dumps(exc.to_json()))
+
+    def answer(self, body: Any) -> None:
+        self.finish(json.dumps(body))
+
+    async def stream_run(self, run: Run, after: int = 0) -> None:
+        """Stream a run's events from ``after`` as SSE; a client going away leaves the run be."""
+        for name, value in SSE_HEADERS.items():
+            self.set_header(name, value)
+        self.set_header("X-Resolve-Run-Id", run.run_id)
+        keepalive = self.gateway.config.keepalive_interval
+        try:
+            await self.flush()
+            async for event in run.watch(after, idle=keepalive):
+                if event is None:
+                    self.write(KEEPALIVE)
+                else:
+                    self.write(format_event(event.seq, event.type, event.data))
+                await self.flush()
+        except StreamClosedError:
+            return
+        self.finish(set_content_type=SSE_HEADERS["Content-Type"])

@@ -1,0 +1,76 @@
+"""``POST /resolve/v1/chat/completions``: the OpenAI-compatible facade (DESIGN 3.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from ..errors import ResolveError
+from ..facade import CompletionShaper
+from ..models import ChatMessage, ChatRequest
+from ..sse import SSE_HEADERS, format_data
+from .base import ResolveHandler
+
+DEFAULT_MODEL_NAMES = ("", "resolve", "default")
+
+
+class CompletionRequest(BaseModel):
+    """The fields of an OpenAI chat-completions request the facade uses; others are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = ""
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+
+
+class CompletionsHandler(ResolveHandler):
+    @web.authenticated
+    async def post(self) -> None:
+        try:
+            body = self.parse(CompletionRequest)
+            model = None if body.model in DEFAULT_MODEL_NAMES else body.model
+            await self.gateway.start()
+            run = self.gateway.start_chat(ChatRequest(messages=body.messages, model=model))
+        except ResolveError as exc:
+            return self.fail(exc)
+        shaper = CompletionShaper(run.run_id, run.model)
+        self.set_header("X-Resolve-Run-Id", run.run_id)
+        if not body.stream:
+            async for event in run.watch():
+                if event is not None:
+                    shaper.feed(event)
+            if shaper.failed():
+                self.set_status(502)
+                return self.answer({"error": {**(shaper.error or {}), "type": "run_error"}})
+            return self.answer(shaper.completion())
+        include_usage = bool((body.stream_options or {}).get("include_usage"))
+        for name, value in SSE_HEADERS.items():
+            self.set_header(name, value)
+        try:
+            self.write(format_data(shaper.first()))
+            await self.flush()
+            async for event in run.watch(idle=self.gateway.config.keepalive_interval):
+                if event is None:
+                    self.write(b": keep-alive\n\n")
+                for chunk in shaper.feed(event) if event is not None else []:
+                    self.write(format_data(chunk))
+                await self.flush()
+            if shaper.failed():
+                self.write(format_data({"error": {**(shaper.error or {}), "type": "run_error"}}))
+            elif include_usage:
+                self.write(format_data(shaper.usage_chunk()))
+            self.write(format_data("[DONE]"))
+            await self.flush()
+        except StreamClosedError:
+            return
+        self.finish(set_content_type=SSE_HEADERS["Content-Type"])
+
+
+routes: list[tuple[str, Any]] = [(r"/resolve/v1/chat/completions", CompletionsHandler)]
+
+__all__ = ["CompletionsHandler", "routes"]

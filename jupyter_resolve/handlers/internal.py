@@ -1,0 +1,129 @@
+"""Internal endpoints for agent-httpd only: inference and tool calls.
+
+Served on the gateway's own loopback listener; every request must come from loopback and carry
+the runtime's launch token. Nothing here is reachable through the Jupyter server's port.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from ..errors import BadRequest, ProviderError, ResolveError
+from ..models import ToolCallRequest
+from ..sse import format_data
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+
+
+class InternalHandler(web.RequestHandler):
+    """Base: loopback peers with the launch token only; JSON errors."""
+
+    gateway: Gateway
+
+    def initialize(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+
+    def prepare(self) -> None:
+        peer = self.request.remote_ip or ""
+        try:
+            loopback = ipaddress.ip_address(peer).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise web.HTTPError(403, "internal endpoints answer loopback peers only")
+        header = self.request.headers.get("Authorization", "")
+        expected = f"Bearer {self.gateway.runtime_token}"
+        if not hmac.compare_digest(header.encode(), expected.encode()):
+            raise web.HTTPError(401, "this endpoint needs the runtime's launch token")
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        reason = self._reason
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, web.HTTPError) and exc.log_message:
+            reason = exc.log_message
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"error": {"code": f"http_{status_code}", "message": reason}}))
+
+    def json_body(self) -> Any:
+        try:
+            return json.loads(self.request.body or b"null")
+        except ValueError as exc:
+            raise BadRequest(f"body is not JSON: {exc}") from exc
+
+    def fail(self, exc: ResolveError) -> None:
+        self.set_status(exc.status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(exc.to_json()))
+
+
+class InferenceHandler(InternalHandler):
+    """OpenAI chat completions in, the provider's stream out (as clean ``data:`` frames)."""
+
+    async def post(self) -> None:
+        try:
+            body = self.json_body()
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise BadRequest("messages: must be a list of chat messages")
+        except ResolveError as exc:
+            return self.fail(exc)
+        run_id = self.request.headers.get("X-Resolve-Run-Id")
+        stream = self.gateway.provider.stream_chat(body, run_id)
+        started = False
+        try:
+            async for chunk in stream:
+                if not started:
+                    started = True
+                    self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+                    self.set_header("Cache-Control", "no-cache")
+                self.write(format_data(chunk))
+                await self.flush()
+            if not started:
+                self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.write(format_data("[DONE]"))
+            self.finish()
+        except ProviderError as exc:
+            if not started:
+                return self.fail(exc)
+            self.write(format_data(exc.to_json()))
+            self.finish()
+        except StreamClosedError:
+            return
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+
+
+class ToolCallHandler(InternalHandler):
+    """``POST /resolve/internal/tools``: one tool call of a run."""
+
+    async def post(self) -> None:
+        try:
+            request = ToolCallRequest.model_validate(self.json_body())
+        except ValidationError as exc:
+            return self.fail(BadRequest(_first_error(exc)))
+        except ResolveError as exc:
+            return self.fail(exc)
+        result = await self.gateway.call_tool(request)
+        self.set_header("Content-Type", "application/json")
+        self.finish(result.model_dump_json())
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
+
+
+def internal_routes(gateway: Gateway) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
+    args = {"gateway": gateway}
+    return [
+        (r"/resolve/internal/v1/chat/completions", InferenceHandler, args),
+        (r"/resolve/internal/tools", ToolCallHandler, args),
+    ]

@@ -1,0 +1,130 @@
+"""Pydantic models of every body that crosses a process boundary.
+
+client → gateway: :class:`ChatRequest`; gateway → runtime: :class:`AgentChatBody`;
+runtime → gateway: :class:`RuntimeFrame` (SSE dialect) and :class:`ToolCallRequest`;
+gateway → runtime: :class:`ToolResult`; gateway → client: :class:`Event`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool", "developer"]
+
+EVENT_TYPES = (
+    "run.started",
+    "text.delta",
+    "reasoning.delta",
+    "tool.requested",
+    "tool.approval",
+    "tool.started",
+    "tool.completed",
+    "usage",
+    "run.error",
+    "run.completed",
+)
+EventType = Literal[
+    "run.started",
+    "text.delta",
+    "reasoning.delta",
+    "tool.requested",
+    "tool.approval",
+    "tool.started",
+    "tool.completed",
+    "usage",
+    "run.error",
+    "run.completed",
+]
+CompletionReason = Literal["stop", "budget", "cancelled", "error", "interrupted"]
+
+
+class ChatMessage(BaseModel):
+    """One OpenAI-style chat message; unknown fields are kept (they pass through to history)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Role
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatRequest(BaseModel):
+    """``POST /resolve/api/chat``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[ChatMessage] = Field(min_length=1)
+    model: str | None = None
+    soul: str | None = None
+    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    system: str | None = None
+
+
+class Budget(BaseModel):
+    rounds: int = Field(default=8, ge=1, le=64)
+
+
+class AgentChatBody(BaseModel):
+    """``POST /chat`` to agent-httpd (DESIGN 3.1)."""
+
+    run_id: str
+    message: str
+    history: list[dict[str, Any]]
+    system: str
+    tools: list[dict[str, Any]]
+    model: str
+    budget: Budget
+
+
+class RuntimeFrame(BaseModel):
+    """One ``data: {"t": TYPE, "d": DATA}`` frame of the runtime's dialect."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    t: Literal[
+        "run", "round", "delta", "reasoning", "tool_call", "tool_result", "usage", "error", "done"
+    ]
+    d: dict[str, Any]
+
+
+class ToolCallRequest(BaseModel):
+    """``POST /resolve/internal/tools`` from the runtime (DESIGN 3.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(min_length=1, max_length=128)
+    call_id: str = Field(min_length=1, max_length=256)
+    name: str = Field(min_length=1, max_length=128)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(BaseModel):
+    """The tools endpoint's answer."""
+
+    ok: bool
+    output: str
+    mime: dict[str, Any] | None = None
+    truncated: bool = False
+    ms: int = 0
+
+
+class Event(BaseModel):
+    """A normalized event as clients see it (DESIGN 3.6) and as the run log stores it."""
+
+    seq: int
+    type: EventType
+    data: dict[str, Any]
+
+
+class RunInfo(BaseModel):
+    """A row of ``GET /resolve/api/runs``."""
+
+    run_id: str
+    session_id: str
+    soul: str | None
+    model: str
+    status: Literal["running", "completed"]
+    reason: CompletionReason | None
+    started_at: float
+    events: int

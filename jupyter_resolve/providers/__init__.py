@@ -1,0 +1,69 @@
+"""Model providers: each streams OpenAI chat-completion chunks for the gateway.
+
+``scripted`` is the offline default; ``openai`` speaks to any OpenAI-compatible server;
+``anthropic`` translates to and from the Messages API. :func:`make_provider` builds one from
+the ``c.Resolve`` settings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .anthropic import AnthropicProvider
+from .base import Chunk, Provider
+from .openai import OpenAIProvider
+from .scripted import ScriptedProvider
+
+__all__ = [
+    "AnthropicProvider",
+    "Chunk",
+    "OpenAIProvider",
+    "Provider",
+    "ScriptedProvider",
+    "make_provider",
+]
+
+KINDS = ("scripted", "openai", "anthropic")
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+def make_provider(
+    kind: str,
+    *,
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    api_key_env: str,
+    script: str | None,
+    stream_usage: bool,
+    timeout: float,
+    max_retries: int = 3,
+) -> Provider:
+    """The provider named by ``kind`` (scripted | openai | anthropic); ValueError otherwise.
+
+    An empty ``base_url`` means the vendor's public endpoint; an empty ``model`` means the
+    runtime's model (openai, anthropic) or "scripted".
+    """
+    if kind == "scripted":
+        return ScriptedProvider(Path(script) if script else None, model=model or "scripted")
+    if kind == "openai":
+        return OpenAIProvider(
+            base_url or OPENAI_BASE_URL,
+            api_key,
+            model,
+            stream_usage=stream_usage,
+            timeout=timeout,
+            max_retries=max_retries,
+            api_key_env=api_key_env,
+        )
+    if kind == "anthropic":
+        return AnthropicProvider(
+            base_url or ANTHROPIC_BASE_URL,
+            api_key,
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            api_key_env=api_key_env,
+        )
+    raise ValueError(f"unknown provider {kind!r}: choose one of {', '.join(KINDS)}")

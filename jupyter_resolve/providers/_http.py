@@ -1,0 +1,276 @@
+"""What the HTTP providers share: one httpx client, retries before the first byte, the mapping
+of HTTP failures to :class:`ProviderError`, and SSE reading.
+
+A failure before the stream starts is answered by status: 401/403 ``provider_auth``, 404
+``provider_not_found``, 429 ``provider_rate_limited`` and 5xx (and 529) ``provider_server_error``
+are retried with exponential backoff (Retry-After honoured, capped), other 4xx
+``provider_rejected``; a refused connection is ``provider_unreachable`` (502) and a timeout
+``provider_timeout`` (504). Every message carries the provider's own words, with the key
+blanked out should the provider echo it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import ProviderError
+from .base import Provider
+from .sse import SSEDecoder, SSEEvent
+
+RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
+
+
+def is_loopback(url: str) -> bool:
+    """True for http(s)://localhost or a loopback address (those never go through a proxy)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def provider_message(raw: bytes) -> str:
+    """The provider's own words from an error body: ``error.message`` when it is JSON."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text[:500] or "(empty body)"
+    if isinstance(obj, dict):
+        error = obj.get("error", obj)
+        if isinstance(error, dict):
+            for key in ("message", "detail", "type"):
+                if isinstance(error.get(key), str) and error[key]:
+                    return str(error[key])[:500]
+        elif isinstance(error, str) and error:
+            return error[:500]
+    return text[:500]
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class HTTPProvider(Provider):
+    """Base of the providers that speak HTTP + SSE to a model server."""
+
+    label = "provider"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        api_key_env: str = "",
+        timeout: float = 120,
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self._api_key = api_key or None
+        self._client: httpx.AsyncClient | None = None
+
+    # -- what subclasses provide -------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "api_key_set": self._api_key is not None,
+        }
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # -- shared machinery --------------------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _client_for(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                trust_env=not is_loopback(self.base_url),
+            )
+        return self._client
+
+    def _auth_hint(self) -> str:
+        if self._api_key is None:
+            where = (
+                f"the environment variable {self.api_key_env}"
+                if self.api_key_env
+                else ("the variable named by c.Resolve.api_key_env")
+            )
+            return f"no API key is set: export it in {where}"
+        if self.api_key_env:
+            return f"check the API key in the environment variable {self.api_key_env}"
+        return "check the API key (c.Resolve.api_key_env names the variable holding it)"
+
+    def _status_error(
+        self, url: str, status: int, raw: bytes, headers: httpx.Headers
+    ) -> ProviderError:
+        said = self._redact(provider_message(raw))
+        message = f"{self.label} at {url} answered {status}: {said}"
+        if status in (401, 403):
+            return ProviderError(
+                message, status=status, code="provider_auth", hint=self._auth_hint()
+            )
+        if status == 404:
+            return ProviderError(
+                message,
+                status=404,
+                code="provider_not_found",
+                hint="check c.Resolve.model and c.Resolve.base_url",
+            )
+        if status == 429:
+            return ProviderError(
+                message,
+                status=429,
+                code="provider_rate_limited",
+                retryable=True,
+                retry_after=retry_after(headers.get("retry-after")),
+                hint="the provider is rate limiting: wait a little, or lower the request rate",
+            )
+        if status in RETRYABLE or status >= 500:
+            return ProviderError(
+                message,
+                status=status,
+                code="provider_server_error",
+                retryable=True,
+                retry_after=retry_after(headers.get("retry-after")),
+                hint="the provider failed or is overloaded; try again later",
+            )
+        return ProviderError(
+            message,
+            status=status,
+            code="provider_rejected",
+            hint="the provider rejected the request; if it rejects stream_options, "
+            "set c.Resolve.stream_usage = False",
+        )
+
+    def _unreachable(self, url: str, exc: Exception) -> ProviderError:
+        return ProviderError(
+            f"cannot reach {self.label} at {url}: {self._redact(str(exc)) or type(exc).__name__}",
+            status=502,
+            code="provider_unreachable",
+            retryable=True,
+            hint="check c.Resolve.base_url and that the server is running",
+        )
+
+    def _timeout(self, url: str, exc: Exception) -> ProviderError:
+        return ProviderError(
+            f"{self.label} at {url} did not answer within {self.timeout:g} s "
+            f"({type(exc).__name__})",
+            status=504,
+            code="provider_timeout",
+            retryable=True,
+            hint="check that the server is up and the model is loaded, or raise the timeout",
+        )
+
+    def _backoff(self, attempt: int, after: float | None) -> float:
+        delay = after if after is not None else self.backoff_base * (2**attempt)
+        return max(0.0, min(delay, self.backoff_cap))
+
+    async def _open(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> httpx.Response:
+        """POST and return the streaming response once it has a 2xx status, retrying 429/5xx."""
+        client = self._client_for()
+        attempt = 0
+        while True:
+            request = client.build_request("POST", url, json=payload, headers=headers)
+            try:
+                response = await client.send(request, stream=True)
+                if response.status_code < 400:
+                    return response
+                try:
+                    raw = await response.aread()
+                finally:
+                    await response.aclose()
+            except httpx.TimeoutException as exc:
+                raise self._timeout(url, exc) from exc
+            except httpx.TransportError as exc:
+                raise self._unreachable(url, exc) from exc
+            error = self._status_error(url, response.status_code, raw, response.headers)
+            if not error.retryable or attempt >= self.max_retries:
+                if attempt:
+                    error.message = f"{error.message} (after {attempt + 1} attempts)"
+                    error.args = (error.message,)
+                raise error
+            await asyncio.sleep(self._backoff(attempt, error.retry_after))
+            attempt += 1
+
+    async def _events(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> AsyncGenerator[SSEEvent | dict[str, Any], None]:
+        """The SSE events of the answer; a plain JSON answer (a server that ignored
+        ``stream: true``) is yielded as one dict."""
+        response = await self._open(url, headers, payload)
+        try:
+            content_type = response.headers.get("content-type", "")
+            if "application/json" in content_type:
+                try:
+                    body = json.loads(await response.aread())
+                except ValueError as exc:
+                    raise ProviderError(
+                        f"{self.label} at {url} sent JSON that does not parse",
+                        code="provider_stream_error",
+                    ) from exc
+                if isinstance(body, dict):
+                    yield body
+                return
+            decoder = SSEDecoder()
+            try:
+                async for piece in response.aiter_bytes():
+                    for event in decoder.feed(piece):
+                        yield event
+            except httpx.TimeoutException as exc:
+                raise self._timeout(url, exc) from exc
+            except httpx.TransportError as exc:
+                raise ProviderError(
+                    f"the stream from {self.label} at {url} broke off: "
+                    f"{self._redact(str(exc)) or type(exc).__name__}",
+                    code="provider_stream_error",
+                    hint="the connection to the provider was lost mid-answer; try again",
+                ) from exc
+            for event in decoder.close():
+                yield event
+        finally:
+            await response.aclose()

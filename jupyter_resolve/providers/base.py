@@ -1,0 +1,35 @@
+"""What every provider is: a streaming OpenAI chat-completions endpoint.
+
+The gateway's internal inference endpoint receives the runtime's OpenAI-shaped request and
+asks the configured provider for a stream of OpenAI ``chat.completion.chunk`` dicts; it writes
+each as ``data: {json}\\n\\n`` and ends with ``data: [DONE]``. A provider raises
+:class:`~jupyter_resolve.errors.ProviderError` — before the first chunk, the gateway answers
+with that status; after it, as a mid-stream ``{"error": ...}`` frame.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any
+
+Chunk = dict[str, Any]
+
+
+class Provider(ABC):
+    """A model provider. ``body`` is the OpenAI request the runtime sent (model, messages,
+    tools, stream, stream_options); ``run_id`` comes from the ``X-Resolve-Run-Id`` header."""
+
+    name: str = "provider"
+
+    @abstractmethod
+    def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:
+        """Yield OpenAI chunk dicts for one completion; raise ProviderError on failure."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What /resolve/api/health shows: name, model, base URL. Never a key."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        return None

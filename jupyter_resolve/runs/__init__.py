@@ -1,0 +1,1 @@
+"""Runs: one agent answer each, owned by the gateway, logged before they are sent."""

@@ -1,0 +1,1 @@
+"""The agent runtime (native agent-httpd): its supervisor and the client that streams /chat."""

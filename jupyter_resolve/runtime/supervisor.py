@@ -1,0 +1,224 @@
+"""Supervisor of agent-httpd: start with a fresh token, health-check, restart, stop.
+
+The launch token goes only into the runtime's own environment (never argv, never the server's
+environment, where kernels would inherit it). The runtime's environment is an allowlist, so
+provider keys never reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from .client import RuntimeClient
+
+State = Literal["stopped", "starting", "running", "restarting", "failed"]
+ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
+
+
+class RuntimeStartError(Exception):
+    """agent-httpd could not be started; the message says why."""
+
+
+class RuntimeSupervisor:
+    """Keeps one agent-httpd running for the gateway."""
+
+    def __init__(
+        self,
+        *,
+        binary: str,
+        inference_url: str,
+        tools_url: str,
+        token: str,
+        log: logging.Logger,
+        start_timeout: float = 10.0,
+        health_interval: float = 2.0,
+    ) -> None:
+        self.binary = binary
+        self.inference_url = inference_url
+        self.tools_url = tools_url
+        self.token = token
+        self.log = log
+        self.start_timeout = start_timeout
+        self.health_interval = health_interval
+        self.state: State = "stopped"
+        self.version: str | None = None
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.client: RuntimeClient | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+        self._watch_task: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._started_at = 0.0
+
+    @staticmethod
+    def new_token() -> str:
+        return secrets.token_urlsafe(32)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "pid": self.pid if self.state == "running" else None,
+            "version": self.version,
+            "restarts": self.restarts,
+            "url": self.client.base_url if self.client else None,
+            "last_error": self.last_error,
+        }
+
+    async def ensure_running(self) -> RuntimeClient:
+        """The client of a running runtime, starting it when needed."""
+        if self.state == "running" and self.client is not None and self._alive():
+            return self.client
+        async with self._lock:
+            if self.state == "running" and self.client is not None and self._alive():
+                return self.client
+            return await self._start()
+
+    async def exited(self, within: float) -> bool:
+        """True when the runtime process has exited, or exits within ``within`` seconds."""
+        proc = self._proc
+        if proc is None:
+            return True
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), within)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.returncode is None
+
+    async def _start(self) -> RuntimeClient:
+        if not Path(self.binary).is_file():
+            self.state = "failed"
+            self.last_error = f"agent-httpd not found at {self.binary}; run `make setup`"
+            raise RuntimeStartError(self.last_error)
+        self.state = "starting" if self.restarts == 0 else "restarting"
+        env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+        env["RESOLVE_RUNTIME_TOKEN"] = self.token
+        argv = [
+            self.binary,
+            "--port",
+            "0",
+            "--inference-url",
+            self.inference_url,
+            "--tools-url",
+            self.tools_url,
+        ]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self.state = "failed"
+            self.last_error = f"cannot start agent-httpd: {exc}"
+            raise RuntimeStartError(self.last_error) from exc
+        self._proc = proc
+        try:
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(proc.stdout.readline(), self.start_timeout)
+            port = int(json.loads(line)["port"])
+        except (asyncio.TimeoutError, ValueError, KeyError, TypeError) as exc:
+            err = b""
+            if proc.stderr is not None and proc.returncode is not None:
+                err = await proc.stderr.read(2000)
+            await self._kill(proc)
+            self.state = "failed"
+            self.last_error = f"agent-httpd did not report its port: {err.decode(errors='replace')}"
+            raise RuntimeStartError(self.last_error) from exc
+        self._stderr_task = asyncio.create_task(self._pump_stderr(proc))
+        if self.client is not None:
+            await self.client.aclose()
+        self.client = RuntimeClient(f"http://127.0.0.1:{port}", self.token)
+        health = await self.client.health()
+        self.version = str(health.get("version"))
+        self.state = "running"
+        self.last_error = None
+        self._started_at = time.monotonic()
+        self.log.info("agent-httpd %s running, pid %s, port %s", self.version, proc.pid, port)
+        if self._watch_task is None or self._watch_task.done():
+            self._watch_task = asyncio.create_task(self._watch())
+        return self.client
+
+    async def _pump_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        async for line in proc.stderr:
+            self.log.debug("agent-httpd: %s", line.decode(errors="replace").rstrip())
+
+    async def _watch(self) -> None:
+        """Restart the runtime when it dies; check its health in between."""
+        while not self._stopping:
+            proc = self._proc
+            if proc is None:
+                return
+            try:
+                await asyncio.wait_for(proc.wait(), self.health_interval)
+            except asyncio.TimeoutError:
+                if self.client is not None:
+                    try:
+                        await self.client.health()
+                        continue
+                    except Exception as exc:  # any failure of the check means "not healthy"
+                        self.log.warning("agent-httpd health check failed: %s", exc)
+                        await self._kill(proc)
+            if self._stopping:
+                return
+            self.last_error = f"agent-httpd exited with status {proc.returncode}"
+            self.log.warning("%s; restarting it", self.last_error)
+            self.restarts += 1
+            self.state = "restarting"
+            delay = 0.0 if time.monotonic() - self._started_at > 5 else 0.5
+            await asyncio.sleep(delay)
+            try:
+                async with self._lock:
+                    if not self._alive():
+                        await self._start()
+            except Exception as exc:
+                self.log.error("agent-httpd restart failed: %s", exc)
+                await asyncio.sleep(2.0)
+
+    async def _kill(self, proc: asyncio.subprocess.Process) -> None:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 3.0)
+            except asyncio.TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch_task
+        if self._proc is not None:
+            await self._kill(self._proc)
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stderr_task
+        if self.client is not None:
+            await self.client.aclose()
+            self.client = None
+        self.state = "stopped"

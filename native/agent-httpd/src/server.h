@@ -1,0 +1,22 @@
+/* server: the loopback HTTP listener of agent-httpd, one thread per connection. */
+#ifndef SERVER_H
+#define SERVER_H
+
+#include "agent.h"
+
+typedef struct server_opts {
+    const agent_cfg_t *cfg; /* borrowed for the server's lifetime */
+    int port;               /* 0: pick a free port */
+    int max_runs;
+    int stop_fd;            /* readable => stop accepting and return */
+} server_opts_t;
+
+/* Bind 127.0.0.1:port. Returns the listening fd and sets *bound_port, or -1 with a reason in
+ * err. */
+int server_listen(int port, int *bound_port, char *err, size_t errlen);
+
+/* Serve on listen_fd until o->stop_fd becomes readable; then cancel active runs, wait briefly
+ * for connections to finish, close listen_fd and return 0. */
+int server_run(const server_opts_t *o, int listen_fd);
+
+#endif

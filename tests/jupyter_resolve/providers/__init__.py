@@ -1,0 +1,1 @@
+"""Tests of jupyter_resolve.providers, against the fake servers in tests/fakes."""

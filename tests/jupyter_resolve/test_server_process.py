@@ -1,0 +1,108 @@
+"""A real `jupyter server` process, driven the way the README says: curl streams a chat.
+
+Also checks the runtime's lifecycle: started with the server, stopped with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import runtime_binary
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def jupyter_server(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}}})
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--Resolve.runtime_path={runtime_binary()}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "server.log", "wb"),
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            time.sleep(0.2)
+    yield base, token, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+
+
+def curl(*args: str) -> str:
+    return subprocess.run(
+        ["curl", "-sS", "-N", "--max-time", "30", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_curl_streams_a_scripted_answer_and_runtime_stops_with_server(
+    jupyter_server: tuple[str, str, subprocess.Popen[bytes]],
+) -> None:
+    base, token, proc = jupyter_server
+    out = curl(
+        "-H",
+        f"Authorization: token {token}",
+        "-d",
+        '{"messages":[{"role":"user","content":"hi"}]}',
+        f"{base}/resolve/api/chat",
+    )
+    assert out.startswith("id: 1\nevent: run.started\n")
+    assert "event: run.completed" in out
+    assert "offline scripted model" in out
+    health = json.loads(curl("-H", f"Authorization: token {token}", f"{base}/resolve/api/health"))
+    assert health["ok"] is True
+    pid = health["runtime"]["pid"]
+    assert Path(f"/proc/{pid}").exists()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(20)
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = Path(f"/proc/{pid}/status")
+    assert not status.exists() or "zombie" in status.read_text()
