@@ -134,6 +134,8 @@ def chain_overhead(ctx: Context) -> list[Figure]:
             c = timed_stream(gateway, chain_url, chain_body, resolve_text, server.headers)
             if i == 0:
                 expected = "".join(openai_text(f) for f in frames(d.body))
+                if not expected.endswith(f"tok{fake.chunks - 1} "):
+                    raise BenchError(f"the fake's reply is not {fake.chunks} chunks long")
                 ctx.log(
                     f"chain: {runs} pairs of 2,000-chunk streams "
                     f"(warm-up: straight {d.total_s * 1e3:.0f} ms, chain {c.total_s * 1e3:.0f} ms)"

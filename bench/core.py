@@ -11,14 +11,15 @@ import os
 import statistics
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
     from .servers import FakeProvider, JupyterServer
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -65,6 +66,7 @@ class Context:
     repo: Path = REPO
     _fake: FakeProvider | None = None
     _server: JupyterServer | None = None
+    _failed: dict[str, BenchError] = field(default_factory=dict)
 
     def repeats(self, quick: int, full: int) -> int:
         """How many times to repeat a measurement in this mode."""
@@ -76,7 +78,8 @@ class Context:
             from .servers import FakeProvider
 
             self.log("starting the fake provider")
-            self._fake = self.stack.enter_context(FakeProvider(self.repo, chunks=2000))
+            fake = self._once("fake", lambda: FakeProvider(self.repo, chunks=2000))
+            self._fake = fake
         return self._fake
 
     def server(self) -> JupyterServer:
@@ -84,10 +87,20 @@ class Context:
         if self._server is None:
             from .servers import JupyterServer
 
-            fake = self.fake()
+            url = self.fake().base_url
             self.log("starting jupyter server (jupyter_resolve → fake provider)")
-            self._server = self.stack.enter_context(JupyterServer(self.repo, fake.base_url))
+            self._server = self._once("server", lambda: JupyterServer(self.repo, url))
         return self._server
+
+    def _once(self, what: str, make: Callable[[], AbstractContextManager[T]]) -> T:
+        """Enter ``make()`` on the stack; a failure is remembered and raised again, not retried."""
+        if what in self._failed:
+            raise self._failed[what]
+        try:
+            return self.stack.enter_context(make())
+        except BenchError as exc:
+            self._failed[what] = exc
+            raise
 
 
 def median(values: Sequence[float]) -> float:

@@ -167,7 +167,7 @@ class JupyterServer:
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={root}",
-            '--ServerApp.jpserver_extensions={"jupyter_resolve": true}',
+            "--ServerApp.jpserver_extensions=jupyter_resolve=True",
             "--Resolve.provider=openai",
             f"--Resolve.base_url={self.provider_url}",
             f"--Resolve.model={FakeProvider.model}",
@@ -241,8 +241,13 @@ class JupyterServer:
         assert self.http is not None
         response = self.http.get(f"{self.url}/resolve/api/health")
         if response.status_code != 200:
+            what = (
+                "not found: the jupyter_resolve extension did not load or start"
+                if response.status_code == 404
+                else response.text[:300]
+            )
             raise BenchError(
-                f"GET /resolve/api/health: HTTP {response.status_code}: {response.text[:500]}"
+                f"GET /resolve/api/health: HTTP {response.status_code}: {what}; server log:"
                 f"\n{self.log_tail()}"
             )
         body: dict[str, Any] = response.json()

@@ -8,6 +8,31 @@ from jupyter_core.application import JupyterApp
 
 from ._version import __version__
 from .config import Resolve
+from .drift import compute_drift
+
+
+class CheckApp(JupyterApp):
+    """Print the four tool lists and every difference between them; exit 1 on drift."""
+
+    name = "jupyter-resolve-check"
+    description = "Check that the tool schemas, allow list, bridge and implementations agree."
+    classes = [Resolve]  # noqa: RUF012 (traitlets declares it an instance list)
+
+    def start(self) -> None:
+        from .tools.catalog import DEFAULT_ALLOW, load_schemas, tool_lists
+
+        config = Resolve(parent=self)
+        allowed = DEFAULT_ALLOW if config.allowed_tools is None else config.allowed_tools
+        lists = tool_lists(load_schemas(), allowed)
+        for name, tools in lists.items():
+            print(f"{name:16} {', '.join(sorted(tools)) or '(none)'}")
+        drift = compute_drift(lists)
+        if drift:
+            print(f"\ndrift: {len(drift)} difference(s)")
+            for line in drift:
+                print(f"  - {line}")
+            self.exit(1)
+        print("\nno drift: the four tool lists agree")
 
 
 class ResolveCLI(JupyterApp):
@@ -16,8 +41,10 @@ class ResolveCLI(JupyterApp):
     name = "jupyter-resolve"
     version = __version__
     description = "jupyter-resolve: a research workbench inside Jupyter."
-    classes = [Resolve]  # noqa: RUF012 (traitlets declares it an instance list)
-    subcommands: dict[str, tuple[type, str]] = {}  # noqa: RUF012
+    classes = [Resolve]  # noqa: RUF012
+    subcommands = {  # noqa: RUF012
+        "check": (CheckApp, CheckApp.description),
+    }
 
     def start(self) -> None:
         if self.subapp is not None:

@@ -72,6 +72,19 @@ class Resolve(Configurable):
         config=True,
         help="Tools the agent may use (None: the built-in default allow list).",
     )
+    tool_timeout = Float(
+        60.0, config=True, help="Seconds a tool call may take before the kernel is interrupted."
+    )
+    scratch_idle_timeout = Float(
+        1800.0,
+        config=True,
+        help="Seconds before an idle scratch kernel is shut down (its work/ stays on disk).",
+    )
+    allow_private_fetch = Bool(
+        False,
+        config=True,
+        help="Let web_fetch reach private, loopback and link-local addresses.",
+    )
     runtime_path = Unicode(
         "", config=True, help="Path of the agent-httpd binary (empty: the one in the package)."
     )

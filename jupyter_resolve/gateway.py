@@ -19,7 +19,8 @@ from tornado.netutil import bind_sockets
 from ._version import __version__
 from .config import Resolve
 from .discipline import tool_discipline
-from .errors import NotFound
+from .drift import compute_drift
+from .errors import NotFound, Unavailable
 from .handlers.internal import internal_routes
 from .models import ChatRequest, ToolCallRequest, ToolResult
 from .providers import make_provider
@@ -27,7 +28,18 @@ from .providers.base import Provider
 from .runs.manager import RunManager
 from .runs.run import Run
 from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from .scratch.kernels import ScratchKernels
+from .tools.catalog import (
+    DEFAULT_ALLOW,
+    TRUSTED_TOOLS,
+    ToolSchema,
+    bridge_manifest,
+    implemented_names,
+    load_schemas,
+)
 from .tools.dispatch import ToolDispatcher
+from .tools.kernel import run_bridged, run_python
+from .tools.web_fetch import web_fetch
 
 
 class Gateway:
@@ -50,7 +62,10 @@ class Gateway:
             timeout=config.provider_timeout,
             max_retries=config.provider_max_retries,
         )
+        self.schemas: list[ToolSchema] = load_schemas()
+        self.kernels = ScratchKernels(self.state_dir / "sessions", root_dir, log)
         self.tools = ToolDispatcher()
+        self._register_tools()
         self.supervisor = RuntimeSupervisor(
             binary=config.runtime_path,
             inference_url="",
@@ -65,6 +80,13 @@ class Gateway:
         self._internal_server: HTTPServer | None = None
         self._sockets: list[socket.socket] = []
         self._start_lock = asyncio.Lock()
+        self._cull_task: asyncio.Task[None] | None = None
+
+    async def _cull_idle_kernels(self) -> None:
+        idle = self.config.scratch_idle_timeout
+        while True:
+            await asyncio.sleep(min(60.0, max(idle / 4, 0.5)))
+            await self.kernels.cull(idle)
 
     async def start(self) -> None:
         """Bind the internal listener and start the runtime (idempotent)."""
@@ -78,40 +100,110 @@ class Gateway:
                 base = f"http://127.0.0.1:{self.internal_port}/resolve/internal"
                 self.supervisor.inference_url = f"{base}/v1/chat/completions"
                 self.supervisor.tools_url = f"{base}/tools"
+            if self._cull_task is None:
+                self._cull_task = asyncio.create_task(self._cull_idle_kernels())
         try:
             await self.supervisor.ensure_running()
         except RuntimeStartError as exc:
             self.log.error("jupyter-resolve: %s", exc)
 
+    def _register_tools(self) -> None:
+        for name in implemented_names():
+            if name not in TRUSTED_TOOLS:
+                self.tools.register(name, self._kernel_tool(name))
+        self.tools.register("web_fetch", self._web_fetch)
+
+    def _kernel_tool(self, name: str) -> Any:
+        async def call(request: ToolCallRequest) -> ToolResult:
+            run = self.runs.get(request.run_id)
+            kernel = await self.kernels.get(run.session_id)
+            timeout = self.config.tool_timeout
+            if name == "python":
+                code = request.arguments.get("code")
+                if not isinstance(code, str):
+                    return ToolResult(ok=False, output="python: 'code' must be a string")
+                return await run_python(kernel, code, timeout)
+            arguments = dict(request.arguments)
+            if name == "shell":
+                arguments.setdefault("timeout", timeout)
+            return await run_bridged(kernel, name, arguments, timeout)
+
+        return call
+
+    async def _web_fetch(self, request: ToolCallRequest) -> ToolResult:
+        url = request.arguments.get("url")
+        if not isinstance(url, str):
+            return ToolResult(ok=False, output="web_fetch: 'url' must be a string")
+        return await web_fetch(url, allow_private=self.config.allow_private_fetch)
+
     def allowed_tools(self) -> list[str]:
         configured = self.config.allowed_tools
-        names = self.tools.names if configured is None else list(configured)
-        return [n for n in names if n in self.tools.names]
+        return list(DEFAULT_ALLOW if configured is None else configured)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The bridge manifest given to the runtime: what the agent can see."""
-        return []
+        return bridge_manifest(self.schemas, self.allowed_tools())
+
+    def tool_lists(self) -> dict[str, list[str]]:
+        """The four lists of DESIGN 3.4, as this gateway has them."""
+        return {
+            "schemas": [s.name for s in self.schemas],
+            "allow": self.allowed_tools(),
+            "bridge": [t["function"]["name"] for t in self.tool_specs()],
+            "implementations": self.tools.names,
+        }
+
+    def drift(self) -> list[str]:
+        return compute_drift(self.tool_lists())
 
     def start_chat(self, request: ChatRequest) -> Run:
+        drift = self.drift()
+        if drift:
+            raise Unavailable(
+                "chat is off because the tool lists drifted (run `jupyter resolve check`): "
+                + "; ".join(drift),
+                code="tool_drift",
+            )
         tools = self.tool_specs()
-        return self.runs.start(
+        run = self.runs.start(
             request,
             model=request.model or self.config.resolved_model(),
             tools=tools,
             discipline=tool_discipline([t["function"]["name"] for t in tools]),
             rounds=self.config.max_rounds,
+            tool_names=[t["function"]["name"] for t in tools],
         )
+        if request.attachments or request.notebook:
+            paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
+            self.kernels.workspace(run.session_id).materialize(self.root_dir, paths, self.log)
+        return run
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
         try:
-            self.runs.get(request.run_id)
+            run = self.runs.get(request.run_id)
         except NotFound as exc:
             return ToolResult(ok=False, output=exc.message)
-        return await self.tools.call(request, self.allowed_tools())
+        if request.name not in run.tool_names or request.name not in self.tools.names:
+            return await self.tools.call(request, run.tool_names)
+        run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
+        started = asyncio.get_running_loop().time()
+        try:
+            result = await self.tools.call(request, run.tool_names)
+        except Exception as exc:  # a tool failure is a result for the model, not a crash
+            self.log.exception("tool %s failed", request.name)
+            result = ToolResult(ok=False, output=f"{request.name}: {type(exc).__name__}: {exc}")
+        result.ms = int((asyncio.get_running_loop().time() - started) * 1000)
+        run.translator.note_tool_completed(request.call_id)
+        run.emit(
+            "tool.completed",
+            {"call_id": request.call_id, "name": request.name, **result.model_dump()},
+        )
+        # The runtime needs the text only; the MIME bundle went to the clients.
+        return result.model_copy(update={"mime": None})
 
     def health(self) -> dict[str, Any]:
         runtime = self.supervisor.describe()
-        drift: list[str] = []
+        drift = self.drift()
         return {
             "ok": runtime["state"] == "running" and not drift,
             "version": __version__,
@@ -122,7 +214,10 @@ class Gateway:
         }
 
     async def stop(self) -> None:
+        if self._cull_task is not None:
+            self._cull_task.cancel()
         await self.runs.stop()
+        await self.kernels.stop()
         await self.supervisor.stop()
         if self._internal_server is not None:
             self._internal_server.stop()

@@ -59,6 +59,8 @@ class ChatRequest(BaseModel):
     soul: str | None = None
     session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     system: str | None = None
+    attachments: list[str] = Field(default_factory=list, max_length=64)
+    notebook: str | None = None
 
 
 class Budget(BaseModel):

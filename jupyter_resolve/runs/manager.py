@@ -51,6 +51,7 @@ class RunManager:
         discipline: str,
         rounds: int,
         soul_prompt: str = "",
+        tool_names: list[str] | None = None,
     ) -> Run:
         """Create a run, emit ``run.started`` and drive it in the background."""
         run_id = new_id("run")
@@ -71,6 +72,7 @@ class RunManager:
             model=model,
             budget=rounds,
             log=RunLog(self.runs_dir, run_id),
+            tool_names=tool_names or [],
         )
         self.runs[run_id] = run
         run.emit(
@@ -80,7 +82,7 @@ class RunManager:
                 "soul": request.soul,
                 "model": model,
                 "budget": {"rounds": rounds},
-                "tools": [t["function"]["name"] for t in tools],
+                "tools": run.tool_names,
             },
         )
         run.task = asyncio.create_task(self._drive(run, body))

@@ -24,12 +24,14 @@ class Run:
         model: str,
         budget: int,
         log: RunLog,
+        tool_names: list[str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.session_id = session_id
         self.soul = soul
         self.model = model
         self.budget = budget
+        self.tool_names = list(tool_names or [])
         self.started_at = time.time()
         self.events: list[Event] = []
         self.translator = FrameTranslator(budget=budget)

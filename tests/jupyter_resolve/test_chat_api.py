@@ -70,10 +70,8 @@ async def test_script_replays_turns_per_run(server: Server, gateway: Any, tmp_pa
     requested = stream.of("tool.requested")
     assert requested[0]["name"] == "python"
     assert requested[0]["arguments"] == {"code": "1+1"}
-    # No tool is exposed yet, so the call is refused as a clear tool error, never executed.
     completed = stream.of("tool.completed")
-    assert completed[0]["ok"] is False
-    assert "unknown tool 'python'" in completed[0]["output"]
+    assert completed[0]["ok"] is True and completed[0]["output"] == "2"
     assert stream.of("reasoning.delta")
     assert stream.text() == "Done: two."
     assert stream.of("run.completed")[0]["rounds"] == 2
@@ -122,4 +120,24 @@ async def test_budget_stop_carries_the_empty_run_summary(
     done = stream.of("run.completed")[0]
     assert done["reason"] == "budget" and done["rounds"] == 3
     assert done["summary"]["tools"] == "read_file ×3"
-    assert "unknown tool" in done["summary"]["last_error"]
+    assert "does not exist" in done["summary"]["last_error"]
+
+
+async def test_unknown_tool_is_an_error_result_never_executed(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    from jupyter_resolve.providers import ScriptedProvider
+
+    script = tmp_path / "script.jsonl"
+    turns = [
+        {"content": "", "tool_calls": [{"name": "rm_rf", "arguments": {"path": "/"}}]},
+        {"content": "ok"},
+    ]
+    script.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
+    gateway.provider = ScriptedProvider(script)
+    stream = await server.chat("x")
+    completed = stream.of("tool.completed")[0]
+    assert completed["ok"] is False
+    assert "unknown tool 'rm_rf'" in completed["output"]
+    assert "python" in completed["output"]  # it names what the run may use
+    assert not stream.of("tool.started")  # nothing was executed

@@ -85,7 +85,7 @@ async def test_openai_tool_call_then_answer(server: Server, fakes: Fakes) -> Non
     fake = await fakes.openai("tool_call")
     stream = await server.chat("compute 6*7")
     assert stream.of("tool.requested")[0]["arguments"] == {"code": "print(6*7)"}
-    assert stream.of("tool.completed")[0]["ok"] is False  # no tools exposed yet
+    assert stream.of("tool.completed")[0]["output"] == "42"
     assert stream.text().endswith(ANSWER)
     second = fake.requests[1].body["messages"]
     assert second[-2]["role"] == "assistant" and second[-2]["tool_calls"][0]["id"] == "call_fake1"

@@ -18,7 +18,7 @@
 #define FRAME_MAX (CONV_MAX + 4096) /* one SSE frame */
 #define SSE_LINE_MAX (4u << 20)     /* one line / one event of the inference stream */
 #define STREAM_TOKS_MAX (1u << 20)  /* JSON tokens in one stream event */
-#define BODY_TOKS_MAX (4u << 20)    /* JSON tokens in a /chat body */
+#define BODY_TOKS_MAX (1u << 20)    /* JSON tokens in a /chat body or a tools answer */
 #define ERR_BODY_MAX (64 * 1024)    /* non-200 bodies we read for their message */
 #define TOOL_ANSWER_MAX (16u << 20) /* a tools answer */
 #define OUTPUT_MAX 20000            /* tool output bytes passed to the model */
@@ -561,32 +561,43 @@ static int http_error(ctx_t *x, hc_t *c) {
     return rc;
 }
 
+/* Read a 200 answer. Usually SSE; a body whose first non-blank byte is '{' is taken as one
+ * non-streamed JSON completion instead, whatever its Content-Type says. */
 static int read_stream(ctx_t *x, hc_t *c) {
-    if (strncmp(c->content_type, "application/json", 16) == 0) { /* a non-streamed answer */
-        buf_t body;
-        buf_init(&body, SSE_LINE_MAX);
-        int rc = hc_read_all(c, &body);
-        if (rc == HC_OK) rc = dispatch_json(x, body.data ? body.data : "", body.len);
-        else rc = infer_fail(x, c, rc, "inference_protocol");
-        buf_free(&body);
-        return rc;
-    }
-    int eof = 0, first = 1;
+    int eof = 0, mode = 0; /* 0: undecided, 1: SSE, 2: one JSON answer */
+    size_t skip = 0;       /* a UTF-8 BOM to skip */
     for (;;) {
         const char *d;
         size_t n;
         int r = hc_read_body(c, &d, &n);
         if (r < 0) return infer_fail(x, c, r, "inference_protocol");
         if (run_cancelled(x->run)) return A_CANCEL;
-        if (r == 0) eof = 1;
-        else if (buf_append(&x->sse, d, n) != 0)
-            return failf(x, "inference_protocol", "stream line longer than %u MiB", SSE_LINE_MAX >> 20);
-        size_t off = 0;
-        if (first) {
-            if (x->sse.len < 3 && !eof) continue;
-            if (x->sse.len >= 3 && memcmp(x->sse.data, "\xEF\xBB\xBF", 3) == 0) off = 3;
-            first = 0;
+        int partial = 0; /* the new bytes cannot complete a line: skip re-scanning */
+        if (r == 0) {
+            eof = 1;
+        } else {
+            partial = mode == 1 && x->sse.len && x->sse.data[x->sse.len - 1] != '\r' &&
+                      !memchr(d, '\n', n) && !memchr(d, '\r', n);
+            if (buf_append(&x->sse, d, n) != 0)
+                return failf(x, "inference_protocol", "stream line longer than %u MiB", SSE_LINE_MAX >> 20);
         }
+        if (partial) continue;
+        const char *s = x->sse.data ? x->sse.data : "";
+        size_t len = x->sse.len;
+        if (mode == 0) {
+            if (len < 3 && !eof && len && (unsigned char)s[0] == 0xEF) continue;
+            size_t i = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+            skip = i;
+            while (i < len && strchr(" \t\r\n", s[i])) i++;
+            if (i == len && !eof) continue;
+            mode = i < len && s[i] == '{' ? 2 : 1;
+        }
+        if (mode == 2) {
+            if (!eof) continue;
+            return dispatch_json(x, s + skip, len - skip);
+        }
+        size_t off = skip;
+        skip = 0;
         long k;
         int rc = A_OK;
         sse_line_t l;

@@ -256,6 +256,7 @@ int hc_read_body(hc_t *c, const char **data, size_t *len) {
         c->hold = 0;
     }
     for (;;) {
+        if (c->mode == HC_BODY_CHUNKED && chunked_done(&c->ch)) c->done = 1;
         if (c->done) return 0;
         if (c->in.len) {
             if (c->mode == HC_BODY_LENGTH) {

@@ -195,6 +195,31 @@ static long uptime_s(srv_t *s) {
 
 enum route { R_NONE, R_HEALTH, R_CHAT, R_CANCEL };
 
+static int hexv(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') return (c | 0x20) - 'a' + 10;
+    return -1;
+}
+
+/* Percent-decode a path segment into out (cap bytes + NUL). Returns the length, or -1 if it
+ * is malformed, too long, or decodes to a NUL byte. */
+static long pct_decode(const char *s, size_t n, char *out, size_t cap) {
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n || hexv(s[i + 1]) < 0 || hexv(s[i + 2]) < 0) return -1;
+            c = (char)(hexv(s[i + 1]) * 16 + hexv(s[i + 2]));
+            if (c == '\0') return -1;
+            i += 2;
+        }
+        if (o >= cap) return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
 /* Read a body framed by Content-Length or chunked coding into body. Returns 0, or an HTTP
  * status for the error answer (413, 400), or -1 when the connection failed. */
 static int read_body(srv_t *s, int fd, buf_t *in, int chunked, uint64_t clen, buf_t *body) {
@@ -212,6 +237,7 @@ static int read_body(srv_t *s, int fd, buf_t *in, int chunked, uint64_t clen, bu
     for (;;) {
         const char *d;
         size_t dl;
+        if (chunked_done(&ch)) return 0;
         long r = in->len ? chunked_decode(&ch, in->data, in->len, &d, &dl) : -2;
         if (r == 0) return 0;
         if (r == -1) return 400;
@@ -237,9 +263,12 @@ static void handle(srv_t *s, int fd) {
     char target[1024];
     int lingering = 1;
 
+    size_t scanned = 0; /* parse again only once a new line has arrived */
     while (hl == -2) {
         nh = MAX_HEADERS;
-        if (in.len) hl = http_parse_request(in.data, in.len, &method, &ml, &path, &pl, &minor, h, &nh);
+        if (in.len && (memchr(in.data + scanned, '\n', in.len - scanned) || in.len >= HEAD_MAX))
+            hl = http_parse_request(in.data, in.len, &method, &ml, &path, &pl, &minor, h, &nh);
+        scanned = in.len;
         if (hl > HEAD_MAX || (hl == -2 && in.len >= HEAD_MAX)) {
             respond_error(fd, 431, "head_too_large", "the request head exceeds 16 KiB", NULL);
             goto out;
@@ -281,11 +310,8 @@ static void handle(srv_t *s, int fd) {
         rt = R_CHAT;
     } else if (strncmp(target, "/runs/", 6) == 0 && plen > 13 && strcmp(target + plen - 7, "/cancel") == 0) {
         size_t idn = plen - 13;
-        if (idn <= RUN_ID_MAX && !memchr(target + 6, '/', idn)) {
-            memcpy(run_id, target + 6, idn);
-            run_id[idn] = '\0';
+        if (!memchr(target + 6, '/', idn) && pct_decode(target + 6, idn, run_id, RUN_ID_MAX) > 0)
             rt = R_CANCEL;
-        }
     }
     if (rt == R_NONE) {
         respond_error(fd, 404, "not_found", "no such endpoint", NULL);

@@ -188,6 +188,17 @@ class Fake:
                 + b"data: " + json.dumps(self.delta(content="y")).encode() + b"\n")
         self.send(sock, [body[:5], body[5:]], "close")
 
+    def m_json200(self, sock, rnd, req) -> None:
+        body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"},
+                                        "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 4, "completion_tokens": 1}}).encode()
+        self.send(sock, [b"\n", body], "cl", ctype="application/json")
+
+    def m_mislabeled(self, sock, rnd, req) -> None:
+        # an SSE stream sent as application/json, with a BOM: still read as SSE
+        self.send(sock, [b"\xef\xbb", b"\xbf" + self.ev(self.delta(content="s")), b"data: [DONE]\n\n"],
+                  "chunked", ctype="application/json")
+
     def m_tools(self, sock, rnd, req) -> None:
         e = self.ev
         if rnd == 1:
@@ -254,6 +265,12 @@ class Fake:
 
     def m_garbage(self, sock, rnd, req) -> None:
         self.send(sock, [b"data: {not json}\n\n"], "chunked")
+
+    def m_hugeline(self, sock, rnd, req) -> None:
+        try:
+            self.send(sock, [b"data: " + b"a" * (5 * 1024 * 1024)], "close")
+        except OSError:
+            pass  # the runtime may hang up once the line is too long
 
     def m_badchunk(self, sock, rnd, req) -> None:
         sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
@@ -407,6 +424,13 @@ def test_stream_shapes(a: Agent, fake: Fake) -> None:
     check("tools" not in req, "tools omitted when empty")
     check(req["messages"] == [{"role": "user", "content": "hi"}], "no system message when empty")
 
+    r, data, fr = a.chat(chat_body("run-json200", "json200"))
+    check([d["text"] for d in of(fr, "delta")] == ["whole"], "non-streamed JSON answer")
+    check(of(fr, "usage") == [{"prompt_tokens": 4, "completion_tokens": 1}], "non-streamed usage")
+    r, data, fr = a.chat(chat_body("run-mislabeled", "mislabeled"))
+    check([d["text"] for d in of(fr, "delta")] == ["s"], "SSE behind a JSON content type and a BOM")
+    check(of(fr, "done") == [{"reason": "stop", "rounds": 1}], "mislabeled done")
+
     r, data, fr = a.chat(chat_body("run-close", "close"))
     check("".join(d["text"] for d in of(fr, "delta")) == "xy", "read-until-close, no blank lines, no [DONE]")
     check(of(fr, "done") == [{"reason": "stop", "rounds": 1}], "close done")
@@ -495,7 +519,7 @@ def test_budget_and_errors(a: Agent) -> None:
     check([d["text"] for d in of(fr, "delta")] == ["par"], "text before the error forwarded")
     check(of(fr, "done") == [{"reason": "error", "rounds": 1}], "mid-stream done error")
 
-    for model in ("garbage", "badchunk"):
+    for model in ("garbage", "badchunk", "hugeline"):
         _, _, fr = a.chat(chat_body("run-" + model, model))
         err = of(fr, "error")
         check(err and err[0]["code"] == "inference_protocol", f"{model}: inference_protocol {err}")
@@ -518,7 +542,7 @@ def test_cancel(a: Agent, fake: Fake) -> None:
     r409, body409 = a.request("POST", "/chat", chat_body("run-slow", "simple"))
     check(r409.status == 409 and json.loads(body409)["error"]["code"], "duplicate run_id 409")
     t0 = time.time()
-    rc, body = a.request("POST", "/runs/run-slow/cancel")
+    rc, body = a.request("POST", "/runs/run%2Dslow/cancel")  # percent-encoded id
     check(rc.status == 200 and json.loads(body) == {"ok": True}, "cancel 200")
     rest = r.read()
     c.close()
@@ -549,6 +573,29 @@ def test_cancel(a: Agent, fake: Fake) -> None:
             ok = True
             break
     check(ok, "client disconnect ends the run")
+
+
+def test_concurrency(a: Agent) -> None:
+    results: dict[int, list] = {}
+
+    def one(i: int) -> None:
+        try:
+            _, _, fr = a.chat(chat_body(f"run-par-{i}", "tools" if i % 2 else "simple", tools=[ECHO_TOOL]))
+            results[i] = fr
+        except Exception as e:  # noqa: BLE001
+            results[i] = [repr(e)]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    good = all(
+        isinstance(results.get(i, [None])[-1], dict)
+        and results[i][-1] == {"t": "done", "d": {"reason": "stop", "rounds": 2 if i % 2 else 1}}
+        for i in range(16))
+    check(good, "16 concurrent runs all finish correctly")
+    check(json.loads(a.request("GET", "/healthz")[1])["active_runs"] == 0, "no run left active")
 
 
 def test_http_surface(a: Agent) -> None:
@@ -707,7 +754,7 @@ def main() -> int:
     try:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
-                  lambda: test_cancel(a, fake), lambda: test_http_surface(a), lambda: test_process(fake)):
+                  lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake)):
             try:
                 t()
             except Exception as e:  # a crash in one group must not hide the others

@@ -1,0 +1,227 @@
+"""Scratch kernels: one ipykernel per chat session, started through jupyter_client (not the
+server's kernel manager, so they never show up as the user's notebook kernels).
+
+Each runs in its session's ``work/`` with an allowlisted environment: no Jupyter, hub or runtime
+tokens and no provider keys, so code the agent runs can neither read secrets nor approve its own
+calls. A kernel that dies is restarted; the call that died gets a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import AsyncKernelManager
+
+from .workspace import Workspace
+
+ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
+RESULT_MIME = "application/vnd.resolve.result+json"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass
+class Execution:
+    """What one execute_request produced."""
+
+    stdout: str = ""
+    stderr: str = ""
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # display/execute_result data
+    error: str | None = None
+    timed_out: bool = False
+    died: bool = False
+
+
+def kernel_environment(workspace: Workspace) -> dict[str, str]:
+    """The scratch kernel's whole environment: an allowlist, never the server's secrets."""
+    env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    kernel_tools_parent = Path(__file__).resolve().parents[2]
+    env.update(
+        HOME=str(workspace.home),
+        TMPDIR=str(workspace.tmp),
+        PYTHONPATH=str(kernel_tools_parent),
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+class ScratchKernel:
+    """One session's kernel: start, execute with a timeout, restart when it dies."""
+
+    def __init__(self, workspace: Workspace, server_root: Path, log: logging.Logger) -> None:
+        self.workspace = workspace
+        self.server_root = server_root
+        self.log = log
+        self.km: AsyncKernelManager | None = None
+        self.client: Any = None
+        self.last_used = time.monotonic()
+        self.restarts = 0
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        self.workspace.create()
+        km = AsyncKernelManager(kernel_name="python3")
+        km.connection_file = str(self.workspace.root / "kernel.json")
+        await km.start_kernel(
+            cwd=str(self.workspace.work),
+            env=kernel_environment(self.workspace),
+            extra_arguments=["--HistoryManager.enabled=False"],
+        )
+        client = km.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        self.km, self.client = km, client
+        bootstrap = (
+            "import kernel_tools.bridge as __resolve_bridge\n"
+            f"__resolve_bridge.install(session_dir={str(self.workspace.root)!r}, "
+            f"server_root={str(self.server_root)!r})\n"
+        )
+        result = await self._execute(bootstrap, timeout=60, silent=True)
+        if result.error:
+            self.log.error("scratch kernel bootstrap failed: %s", result.error)
+
+    async def alive(self) -> bool:
+        return self.km is not None and bool(await self.km.is_alive())
+
+    async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
+        """Run ``code``; on timeout the kernel is interrupted; on death it is restarted."""
+        async with self._lock:
+            self.last_used = time.monotonic()
+            if not await self.alive():
+                await self._restart()
+            result = await self._execute(code, timeout, silent)
+            if result.died:
+                await self._restart()
+            self.last_used = time.monotonic()
+            return result
+
+    async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
+        payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})
+        result = await self.execute(f"__resolve_bridge.call({payload!r})", timeout + 5, True)
+        for bundle in result.outputs:
+            if RESULT_MIME in bundle:
+                return bundle[RESULT_MIME]
+        return result
+
+    async def _restart(self) -> None:
+        self.restarts += 1
+        self.log.warning("scratch kernel of %s is not alive; restarting it", self.workspace.root)
+        await self.shutdown()
+        self.workspace.verify(self.log, self.server_root)
+        await self.start()
+
+    async def _execute(self, code: str, timeout: float, silent: bool) -> Execution:
+        client = self.client
+        result = Execution()
+        msg_id = client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                result.timed_out = True
+                await self._interrupt(client, msg_id)
+                return result
+            try:
+                msg = await client.get_iopub_msg(timeout=min(remaining, 0.5))
+            except Exception:  # queue.Empty: check the kernel is still there
+                if not await self.alive():
+                    result.died = True
+                    return result
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                if content.get("name") == "stderr":
+                    result.stderr += content.get("text", "")
+                else:
+                    result.stdout += content.get("text", "")
+            elif kind in ("display_data", "execute_result"):
+                result.outputs.append(dict(content.get("data", {})))
+            elif kind == "error":
+                trace = "\n".join(content.get("traceback", []))
+                result.error = (
+                    ANSI.sub("", trace) or f"{content.get('ename')}: {content.get('evalue')}"
+                )
+            elif kind == "status" and content.get("execution_state") == "idle":
+                return result
+
+    async def _interrupt(self, client: Any, msg_id: str) -> None:
+        if self.km is None:
+            return
+        with contextlib.suppress(Exception):
+            await self.km.interrupt_kernel()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                msg = await client.get_iopub_msg(timeout=0.5)
+            except Exception:
+                continue
+            if (
+                msg.get("parent_header", {}).get("msg_id") == msg_id
+                and msg["msg_type"] == "status"
+                and msg["content"].get("execution_state") == "idle"
+            ):
+                return
+        await self._restart()
+
+    async def shutdown(self) -> None:
+        if self.client is not None:
+            self.client.stop_channels()
+            self.client = None
+        if self.km is not None:
+            with contextlib.suppress(Exception):
+                await self.km.shutdown_kernel(now=True)
+            self.km = None
+
+
+class ScratchKernels:
+    """The scratch kernels of all sessions, started on first use, shut down when idle."""
+
+    def __init__(self, sessions_dir: Path, server_root: Path, log: logging.Logger) -> None:
+        self.sessions_dir = sessions_dir
+        self.server_root = server_root
+        self.log = log
+        self.kernels: dict[str, ScratchKernel] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+
+    def workspace(self, session_id: str) -> Workspace:
+        return Workspace(self.sessions_dir / session_id).create()
+
+    async def get(self, session_id: str) -> ScratchKernel:
+        lock = self._starting.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            kernel = self.kernels.get(session_id)
+            if kernel is None:
+                kernel = ScratchKernel(self.workspace(session_id), self.server_root, self.log)
+                await kernel.start()
+                self.kernels[session_id] = kernel
+            return kernel
+
+    async def cull(self, idle_seconds: float) -> None:
+        """Shut down kernels idle for longer than ``idle_seconds``; their files stay on disk."""
+        now = time.monotonic()
+        for session_id, kernel in list(self.kernels.items()):
+            if now - kernel.last_used > idle_seconds and not kernel._lock.locked():
+                self.log.info("shutting down idle scratch kernel of session %s", session_id)
+                del self.kernels[session_id]
+                await kernel.shutdown()
+
+    async def stop(self) -> None:
+        for kernel in list(self.kernels.values()):
+            await kernel.shutdown()
+        self.kernels.clear()
+
+
+__all__ = ["Execution", "ScratchKernel", "ScratchKernels", "kernel_environment"]

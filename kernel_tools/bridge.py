@@ -1,0 +1,105 @@
+"""The bridge the gateway drives inside a scratch kernel (DESIGN 3.3).
+
+Bootstrap (silent cell)::
+
+    import kernel_tools.bridge as __resolve_bridge
+    __resolve_bridge.install(session_dir="<abs>", server_root="<abs>")
+
+Each builtin call (``python`` excepted, which runs as a plain cell)::
+
+    __resolve_bridge.call('{"name": "read_file", "arguments": {...}, "timeout": 60}')
+
+``call`` never raises and publishes exactly one display_data with the MIME type
+``application/vnd.resolve.result+json``: ``{"ok": bool, "output": str, "mime": object|null}``.
+Imports stay light: the tools are loaded on the first call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .paths import Workspace
+from .result import RESULT_MIME, Result, error
+
+_workspace: Workspace | None = None
+
+
+def install(session_dir: str, server_root: str) -> None:
+    """Remember the session workspace and server root; make ``work/`` the cwd."""
+    global _workspace
+    session = os.path.abspath(session_dir)
+    work = os.path.join(session, "work")
+    if not os.path.isdir(work):
+        raise ValueError(f"install: {work!r} is not a directory")
+    _workspace = Workspace(session, os.path.abspath(server_root))
+    if os.path.realpath(os.getcwd()) != os.path.realpath(work):
+        os.chdir(work)
+
+
+def workspace() -> Workspace | None:
+    return _workspace
+
+
+def _publish(payload: dict[str, Any]) -> None:
+    from IPython.display import display
+
+    display({RESULT_MIME: payload}, raw=True)  # type: ignore[no-untyped-call]
+
+
+publish: Callable[[dict[str, Any]], None] = _publish
+
+
+def run(request: str | dict[str, Any]) -> Result:
+    """Parse, validate and run one request; never raises (bar KeyboardInterrupt/SystemExit)."""
+    try:
+        data = json.loads(request) if isinstance(request, str) else request
+    except ValueError as exc:
+        return error(f"bridge: the request is not valid JSON ({exc})")
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return error('bridge: the request must be an object {"name": str, "arguments": object}')
+    name: str = data["name"]
+    arguments = data.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    timeout = data.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+        return error(f"bridge: 'timeout' must be a number of seconds, not {timeout!r}")
+    from . import schemas
+    from .registry import KERNEL_EXECUTED, REGISTRY
+
+    schema = schemas.get_tool(name)
+    if name in KERNEL_EXECUTED:
+        return error(f"{name}: runs as a kernel cell, not through the bridge")
+    if schema is None or schema.get("runs_in") != "kernel" or name not in REGISTRY:
+        if schema is not None:
+            return error(f"{name}: is not a kernel tool (it runs in the {schema['runs_in']})")
+        known = ", ".join(n for n in schemas.kernel_tool_names() if n in REGISTRY)
+        return error(f"unknown tool {name!r}; the kernel tools are: {known}")
+    problems = schemas.validate(schema["parameters"], arguments)
+    if problems:
+        return error(f"{name}: invalid arguments: {'; '.join(problems)}")
+    if _workspace is None:
+        return error(f"{name}: the tool bridge is not installed in this kernel")
+    try:
+        return REGISTRY[name](_workspace, arguments, float(timeout) if timeout else None)
+    except KeyboardInterrupt:
+        return error(f"{name}: interrupted (the call's time limit passed)")
+    except Exception as exc:
+        return error(f"{name}: failed unexpectedly: {type(exc).__name__}: {exc}")
+
+
+def call(request: str) -> None:
+    """Run one request and publish its result as one display_data; never raises."""
+    try:
+        result = run(request)
+    except KeyboardInterrupt:
+        result = error("bridge: interrupted (the call's time limit passed)")
+    except Exception as exc:  # a bug in the bridge itself: still exactly one result
+        result = error(f"bridge: failed unexpectedly: {type(exc).__name__}: {exc}")
+    try:
+        publish(result.to_json())
+    except Exception:  # no display machinery (not in a kernel): print the bundle instead
+        print(json.dumps({RESULT_MIME: result.to_json()}))
