@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         stack.close()
         signal.signal(signal.SIGINT, signal.default_int_handler)
     wall = time.perf_counter() - started
+    if hasattr(os, "getloadavg"):
+        info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
 
     print(table(figures, errors))
     print(

@@ -77,9 +77,9 @@ class Context:
         if self._fake is None:
             from .servers import FakeProvider
 
-            self.log("starting the fake provider")
-            fake = self._once("fake", lambda: FakeProvider(self.repo, chunks=2000))
-            self._fake = fake
+            self._fake = self._once(
+                "the fake provider", lambda: FakeProvider(self.repo, chunks=2000)
+            )
         return self._fake
 
     def server(self) -> JupyterServer:
@@ -88,14 +88,17 @@ class Context:
             from .servers import JupyterServer
 
             url = self.fake().base_url
-            self.log("starting jupyter server (jupyter_resolve → fake provider)")
-            self._server = self._once("server", lambda: JupyterServer(self.repo, url))
+            self._server = self._once(
+                "jupyter server (jupyter_resolve → the fake provider)",
+                lambda: JupyterServer(self.repo, url),
+            )
         return self._server
 
     def _once(self, what: str, make: Callable[[], AbstractContextManager[T]]) -> T:
         """Enter ``make()`` on the stack; a failure is remembered and raised again, not retried."""
         if what in self._failed:
             raise self._failed[what]
+        self.log(f"starting {what}")
         try:
             return self.stack.enter_context(make())
         except BenchError as exc:

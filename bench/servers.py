@@ -291,15 +291,20 @@ class JupyterServer:
             self.tmp = None
 
 
+def _is_runtime(pid: int) -> bool:
+    try:
+        return b"agent-httpd" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return False
+
+
 def _kill_if_runtime(pid: int) -> None:
     """Stop ``pid`` only while it is still an agent-httpd (pids get reused)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return
-        if b"agent-httpd" not in cmdline.split(b"\0")[0]:
+        if not _is_runtime(pid):
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 3
+        while _is_runtime(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)

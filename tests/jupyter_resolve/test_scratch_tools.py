@@ -207,3 +207,38 @@ def test_environment_allowlist_is_explicit() -> None:
         del os.environ["SOME_SECRET_TOKEN"]
     assert "SOME_SECRET_TOKEN" not in env
     assert env["HOME"] == "/tmp/ws/home" and env["TMPDIR"] == "/tmp/ws/tmp"
+
+
+async def test_scratch_kernels_are_not_user_kernels_and_idle_ones_stop(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    script(gateway, tmp_path, call("write_file", path="kept.txt", content="k"), {"content": "ok"})
+    await server.chat("x", session_id="s-idle")
+    assert "s-idle" in gateway.kernels.kernels
+    assert (await server.get("/api/kernels")).json() == []
+    await gateway.kernels.cull(idle_seconds=0)
+    assert "s-idle" not in gateway.kernels.kernels
+    assert (jp_root_dir / ".resolve/sessions/s-idle/work/kept.txt").read_text() == "k"
+
+
+async def test_web_fetch_reads_a_page_and_refuses_private_addresses(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    from tests.fakes._server import FakeServer, Part, Reply
+
+    page = b"<html><head><script>evil()</script></head><body><h1>Title</h1><p>Body text</p>"
+    site = FakeServer([Reply(200, [("Content-Type", "text/html")], [Part(page)], "length")])
+    await site.start()
+    try:
+        url = f"http://127.0.0.1:{site.port}/page"
+        script(gateway, tmp_path, call("web_fetch", url=url), {"content": "ok"})
+        refused = results(await server.chat("fetch", session_id="s-web"))[0]
+        assert refused["ok"] is False and "allow_private_fetch" in refused["output"]
+        gateway.config.allow_private_fetch = True
+        script(gateway, tmp_path, call("web_fetch", url=url), {"content": "ok"})
+        fetched = results(await server.chat("fetch", session_id="s-web"))[0]
+        assert fetched["ok"] is True
+        assert "Title" in fetched["output"] and "Body text" in fetched["output"]
+        assert "evil" not in fetched["output"]
+    finally:
+        await site.stop()
