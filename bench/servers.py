@@ -132,8 +132,8 @@ class JupyterServer:
     """A ``jupyter server`` with jupyter_resolve on, provider ``openai`` at ``provider_url``.
 
     Runs in a temporary root with its own config and runtime dirs (the user's Jupyter config is
-    not read; the installed system config is), a random token and a free loopback port. Ready
-    when ``/resolve/api/health`` reports the runtime running.
+    not read; the installed system config is), a random token (``JUPYTER_TOKEN``) and a free
+    loopback port. Ready when ``/resolve/api/health`` reports the runtime running.
     """
 
     def __init__(self, repo: Path, provider_url: str, *, start_timeout: float = 60.0) -> None:
@@ -165,7 +165,6 @@ class JupyterServer:
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
             "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={root}",
             "--ServerApp.jpserver_extensions=jupyter_resolve=True",
             "--Resolve.provider=openai",
@@ -197,6 +196,7 @@ class JupyterServer:
         env["JUPYTER_CONFIG_DIR"] = str(self.tmp / "config")
         env["JUPYTER_RUNTIME_DIR"] = str(self.tmp / "runtime")
         env[KEY_ENV] = "sk-bench-not-a-real-key"
+        env["JUPYTER_TOKEN"] = self.token  # the environment, not argv: ps shows argv
         self.http = httpx.Client(timeout=10.0, headers=self.headers)
         for attempt in range(3):  # the free port can be taken between probe and bind
             self.port = free_port()

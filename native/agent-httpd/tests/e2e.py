@@ -129,7 +129,12 @@ class Fake:
     def inference(self, sock: socket.socket, req: dict) -> None:
         model = req["model"]
         rnd = 1 + sum(1 for m in req["messages"] if m.get("role") == "assistant")
-        getattr(self, "m_" + model.replace("-", "_"))(sock, rnd, req)
+        handler = getattr(self, "m_" + str(model).replace("-", "_"), None)
+        if handler is None:  # mutated bodies may name no scenario
+            body = b'{"error":{"message":"no such model"}}'
+            sock.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            return
+        handler(sock, rnd, req)
 
     @staticmethod
     def ev(obj) -> bytes:
@@ -671,6 +676,19 @@ def test_http_surface(a: Agent) -> None:
             sock.close()
         except OSError:
             pass
+    # mutated /chat bodies: a clean 400 or a run, never a crash
+    base = json.dumps(chat_body("run-mut", "garbage", tools=[ECHO_TOOL], budget={"rounds": 2})).encode()
+    statuses = set()
+    for i in range(60):
+        b = bytearray(base)
+        for _ in range(rnd.randrange(1, 4)):
+            b[rnd.randrange(len(b))] = rnd.choice(b'{}[]":,\\0a\x00\xff ')
+        try:
+            r, _ = a.request("POST", "/chat", bytes(b))
+            statuses.add(r.status)
+        except OSError:
+            statuses.add(-1)
+    check(statuses <= {200, 400}, f"mutated bodies answered 200/400 only: {statuses}")
     r, body = a.request("GET", "/healthz")
     check(r.status == 200, "alive after garbage")
 
