@@ -89,10 +89,26 @@ class FrameTranslator:
         """Translate the payload of one ``data:`` line."""
         try:
             raw = json.loads(payload)
+            fast = self._fast_delta(raw)
+            if fast is not None:
+                return fast
             frame = RuntimeFrame.model_validate(raw)
         except (ValueError, ValidationError) as exc:
             return self._protocol_error(f"malformed runtime frame: {_short(exc)}")
         return self.translate(frame)
+
+    def _fast_delta(self, raw: Any) -> list[Emitted] | None:
+        """The hot path: a well-formed text delta, without model validation."""
+        if self.completed or not isinstance(raw, dict) or raw.get("t") != "delta":
+            return None
+        d = raw.get("d")
+        text = d.get("text") if isinstance(d, dict) else None
+        if not isinstance(text, str) or len(raw) != 2:
+            return None
+        if not text:
+            return []
+        self.text_chars += len(text)
+        return [("text.delta", {"text": text})]
 
     def translate(self, frame: RuntimeFrame) -> list[Emitted]:
         """Translate one frame; frames after ``done`` are ignored."""

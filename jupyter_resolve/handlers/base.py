@@ -13,6 +13,7 @@ from ..errors import BadRequest, ResolveError
 from ..gateway import Gateway
 from ..runs.run import Run
 from ..sse import KEEPALIVE, SSE_HEADERS, format_event
+from .internal import no_delay
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -54,6 +55,7 @@ class ResolveHandler(APIHandler):
         for name, value in SSE_HEADERS.items():
             self.set_header(name, value)
         self.set_header("X-Resolve-Run-Id", run.run_id)
+        no_delay(self)
         keepalive = self.gateway.config.keepalive_interval
         try:
             await self.flush()
@@ -62,6 +64,8 @@ class ResolveHandler(APIHandler):
                     self.write(KEEPALIVE)
                 else:
                     self.write(format_event(event.seq, event.type, event.data))
+                    if event.seq < len(run.events):
+                        continue  # more events are ready: send them in one write
                 await self.flush()
         except StreamClosedError:
             return

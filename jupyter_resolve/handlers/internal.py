@@ -6,6 +6,8 @@ the runtime's launch token. Nothing here is reachable through the Jupyter server
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import ipaddress
 import json
@@ -76,6 +78,7 @@ class InferenceHandler(InternalHandler):
             return self.fail(exc)
         run_id = self.request.headers.get("X-Resolve-Run-Id")
         stream = self.gateway.provider.stream_chat(body, run_id)
+        no_delay(self)
         started = False
         try:
             async for chunk in stream:
@@ -85,6 +88,9 @@ class InferenceHandler(InternalHandler):
                     self.set_header("Cache-Control", "no-cache")
                 self.write(format_data(chunk))
                 await self.flush()
+                # A provider that delivers many chunks at once must not starve the run that
+                # reads the runtime's frames on this same loop.
+                await asyncio.sleep(0)
             if not started:
                 self.set_header("Content-Type", "text/event-stream; charset=utf-8")
             self.write(format_data("[DONE]"))
@@ -113,6 +119,14 @@ class ToolCallHandler(InternalHandler):
         result = await self.gateway.call_tool(request)
         self.set_header("Content-Type", "application/json")
         self.finish(result.model_dump_json())
+
+
+def no_delay(handler: web.RequestHandler) -> None:
+    """Small SSE frames must go out at once, not wait for Nagle."""
+    stream = getattr(handler.request.connection, "stream", None)
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            stream.set_nodelay(True)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,8 @@ int hc_connect(hc_t *c, const url_t *u) {
     }
     fcntl(c->fd, F_SETFD, FD_CLOEXEC);
     fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+    int one = 1; /* small request/response exchanges: no Nagle delay */
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (connect(c->fd, sa, salen) != 0) {
         if (errno != EINPROGRESS && errno != EINTR) {
             snprintf(c->err, sizeof c->err, "connect to %s: %s", u->host, strerror(errno));

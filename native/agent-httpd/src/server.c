@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -434,6 +435,8 @@ static void *conn_main(void *arg) {
     srv_t *s = c->s;
     struct timeval tv = {60, 0}; /* a stalled reader cannot pin a thread forever */
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int one = 1; /* frames are small and latency matters: no Nagle delay */
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     handle(s, c->fd);
     close(c->fd);
     free(c);
