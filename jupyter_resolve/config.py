@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
@@ -85,6 +85,45 @@ class Resolve(Configurable):
         config=True,
         help="Let web_fetch reach private, loopback and link-local addresses.",
     )
+    sandbox = Enum(
+        ["", "bwrap"],
+        default_value="",
+        config=True,
+        help="Run scratch kernels under bubblewrap ('bwrap'): only the session workspace "
+        "writable, home and the server's runtime directory hidden, no network.",
+    )
+    approval_policy = Dict(
+        config=True,
+        help="Tool name or effect (read, write, exec, network) → 'auto', 'ask' or 'deny'. "
+        "Overrides the defaults: read auto; write and exec auto; shell, artifacts.promote and "
+        "network ask.",
+    )
+    approval_timeout = Float(
+        300.0, config=True, help="Seconds to wait for a person's decision; then it is a denial."
+    )
+    max_tool_calls = Int(64, config=True, help="Tool calls a run may make.")
+    max_seconds = Float(900.0, config=True, help="Seconds a run may take.")
+    max_tokens = Int(0, config=True, help="Tokens (from usage) a run may use; 0: no limit.")
+    souls_dirs = List(
+        Unicode(),
+        config=True,
+        help="Extra folders of soul Markdown files (.resolve/souls under the server root is "
+        "always read).",
+    )
+    artifacts_dir = Unicode(
+        "",
+        config=True,
+        help="Where promoted artifacts live (empty: .resolve/artifacts under the server root).",
+    )
+    max_artifact_bytes = Int(
+        50 * 1024 * 1024, config=True, help="Largest output or file that can be promoted."
+    )
+    peer_secrets = Dict(
+        config=True,
+        help="A2A peers allowed to call /resolve/peer/invoke: peer id → shared secret. "
+        "Empty: the peer endpoint is off.",
+    )
+    peer_max_jobs = Int(4, config=True, help="Live jobs one peer may have at once.")
     runtime_path = Unicode(
         "", config=True, help="Path of the agent-httpd binary (empty: the one in the package)."
     )

@@ -9,7 +9,7 @@ from jupyter_server.extension.application import ExtensionApp
 
 from .config import Resolve
 from .gateway import Gateway
-from .handlers import api, facade
+from .handlers import api, artifacts, facade, peer
 
 
 class ResolveExtension(ExtensionApp):
@@ -29,7 +29,12 @@ class ResolveExtension(ExtensionApp):
         self.settings["resolve"] = self.gateway
 
     def initialize_handlers(self) -> None:
-        handlers: list[tuple[str, Any]] = [*api.routes, *facade.routes]
+        handlers: list[tuple[str, Any]] = [
+            *api.routes,
+            *facade.routes,
+            *artifacts.routes,
+            *peer.routes,
+        ]
         self.handlers.extend(handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:

@@ -1,0 +1,7 @@
+"""Routes of the peer API (filled in by its feature)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+routes: list[tuple[str, Any]] = []
