@@ -44,6 +44,10 @@ class ResolveCLI(JupyterApp):
     classes = [Resolve]  # noqa: RUF012
     subcommands = {  # noqa: RUF012
         "check": (CheckApp, CheckApp.description),
+        "artifacts": (
+            "jupyter_resolve.artifacts.cli.ArtifactsApp",
+            "List, show, verify, reindex and export promoted artifacts.",
+        ),
     }
 
     def start(self) -> None:

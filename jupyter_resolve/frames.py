@@ -76,6 +76,9 @@ class FrameTranslator:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self._gateway_completed: set[str] = set()
+        # Set when the gateway stops a run for a budget it enforces (tool calls, time,
+        # tokens): the runtime then says "cancelled", but the run ended "budget".
+        self.override_reason: str | None = None
 
     def note_tool_completed(self, call_id: str) -> None:
         """The gateway emitted ``tool.completed`` for this call itself; skip the runtime's copy."""
@@ -172,6 +175,8 @@ class FrameTranslator:
         return [self._completed(done.reason)]
 
     def _completed(self, reason: str) -> Emitted:
+        if self.override_reason and reason in ("cancelled", "stop", "error"):
+            reason = self.override_reason
         self.completed = True
         data: dict[str, Any] = {"reason": reason, "rounds": self.rounds}
         if self.text_chars == 0:

@@ -17,10 +17,11 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from ._version import __version__
+from .artifacts import Artifacts, ArtifactStore
+from .chats import start_chat
 from .config import Resolve
-from .discipline import tool_discipline
-from .drift import compute_drift
-from .errors import NotFound, Unavailable
+from .drift import compute_drift, soul_drift
+from .errors import ResolveError
 from .handlers.internal import internal_routes
 from .models import ChatRequest, ToolCallRequest, ToolResult
 from .providers import make_provider
@@ -29,6 +30,8 @@ from .runs.manager import RunManager
 from .runs.run import Run
 from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
 from .scratch.kernels import ScratchKernels
+from .souls import Soul, load_souls
+from .tools.calls import handle_tool_call
 from .tools.catalog import (
     DEFAULT_ALLOW,
     TRUSTED_TOOLS,
@@ -64,6 +67,13 @@ class Gateway:
         )
         self.schemas: list[ToolSchema] = load_schemas()
         self.kernels = ScratchKernels(self.state_dir / "sessions", root_dir, log)
+        artifacts_dir = root_dir / config.artifacts_dir if config.artifacts_dir else None
+        self.artifacts = Artifacts(
+            ArtifactStore(artifacts_dir or self.state_dir / "artifacts"),
+            root_dir=root_dir,
+            sessions_dir=self.state_dir / "sessions",
+            config=config,
+        )
         self.tools = ToolDispatcher()
         self._register_tools()
         self.supervisor = RuntimeSupervisor(
@@ -76,6 +86,14 @@ class Gateway:
             health_interval=config.runtime_health_interval,
         )
         self.runs = RunManager(state_dir=self.state_dir, supervisor=self.supervisor, log=log)
+        for run_id in self.runs.mark_interrupted():
+            log.warning("run %s was live when the server stopped: marked interrupted", run_id)
+        from .tasks import TaskManager
+
+        self.tasks = TaskManager(self, self.state_dir / "tasks", log)
+        self.souls: dict[str, Soul] = load_souls(
+            [self.state_dir / "souls", *(Path(d).expanduser() for d in config.souls_dirs)], log
+        )
         self.internal_port: int | None = None
         self._internal_server: HTTPServer | None = None
         self._sockets: list[socket.socket] = []
@@ -112,6 +130,8 @@ class Gateway:
             if name not in TRUSTED_TOOLS:
                 self.tools.register(name, self._kernel_tool(name))
         self.tools.register("web_fetch", self._web_fetch)
+        self.tools.register("artifacts.promote", self._promote_artifact)
+        self.tools.register("subagents.delegate", self._delegate)
 
     def _kernel_tool(self, name: str) -> Any:
         async def call(request: ToolCallRequest) -> ToolResult:
@@ -130,11 +150,54 @@ class Gateway:
 
         return call
 
+    async def _promote_artifact(self, request: ToolCallRequest) -> ToolResult:
+        """``artifacts.promote {path, title?, note?}``: a scratch file of the run's session."""
+        run = self.runs.get(request.run_id)
+        seq = run.events[-1].seq if run.events else 0
+        return self.artifacts.promote_for_agent(request, session_id=run.session_id, run_seq=seq)
+
     async def _web_fetch(self, request: ToolCallRequest) -> ToolResult:
         url = request.arguments.get("url")
         if not isinstance(url, str):
             return ToolResult(ok=False, output="web_fetch: 'url' must be a string")
         return await web_fetch(url, allow_private=self.config.allow_private_fetch)
+
+    async def _delegate(self, request: ToolCallRequest) -> ToolResult:
+        """``subagents.delegate {soul, prompt}``: a child run, depth 1, three per run."""
+        run = self.runs.get(request.run_id)
+        soul, prompt = request.arguments.get("soul"), request.arguments.get("prompt")
+        if not isinstance(soul, str) or not isinstance(prompt, str) or not prompt.strip():
+            return ToolResult(ok=False, output="subagents.delegate: needs 'soul' and 'prompt'")
+        if run.parent is not None:
+            return ToolResult(
+                ok=False,
+                output="subagents.delegate: a delegated run cannot delegate again (depth 1)",
+            )
+        if run.delegations >= 3:
+            return ToolResult(
+                ok=False, output="subagents.delegate: this run has used its 3 delegations"
+            )
+        run.delegations += 1
+        child_request = ChatRequest.model_validate(
+            {
+                "messages": [{"role": "user", "content": prompt}],
+                "soul": soul,
+                "session_id": run.session_id,
+            }
+        )
+        try:
+            child = self.start_chat(
+                child_request, parent=run.run_id, exclude_tools=("subagents.delegate",)
+            )
+        except ResolveError as exc:
+            return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")
+        if child.task is not None:
+            await child.task
+        text = child.text() or (child.events[-1].data.get("summary") or {}).get("text", "")
+        return ToolResult(
+            ok=child.reason == "stop",
+            output=f"[{soul} run {child.run_id}, {child.reason}]\n{text}",
+        )
 
     def allowed_tools(self) -> list[str]:
         configured = self.config.allowed_tools
@@ -154,52 +217,24 @@ class Gateway:
         }
 
     def drift(self) -> list[str]:
-        return compute_drift(self.tool_lists())
+        souls = {name: soul.declared_tools() for name, soul in self.souls.items()}
+        return compute_drift(self.tool_lists()) + soul_drift(souls, self.allowed_tools())
 
-    def start_chat(self, request: ChatRequest) -> Run:
-        drift = self.drift()
-        if drift:
-            raise Unavailable(
-                "chat is off because the tool lists drifted (run `jupyter resolve check`): "
-                + "; ".join(drift),
-                code="tool_drift",
-            )
-        tools = self.tool_specs()
-        run = self.runs.start(
-            request,
-            model=request.model or self.config.resolved_model(),
-            tools=tools,
-            discipline=tool_discipline([t["function"]["name"] for t in tools]),
-            rounds=self.config.max_rounds,
-            tool_names=[t["function"]["name"] for t in tools],
-        )
-        if request.attachments or request.notebook:
-            paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
-            self.kernels.workspace(run.session_id).materialize(self.root_dir, paths, self.log)
-        return run
+    def start_chat(
+        self,
+        request: ChatRequest,
+        *,
+        peer: str | None = None,
+        parent: str | None = None,
+        exclude_tools: tuple[str, ...] = (),
+    ) -> Run:
+        return start_chat(self, request, peer=peer, parent=parent, exclude_tools=exclude_tools)
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
-        try:
-            run = self.runs.get(request.run_id)
-        except NotFound as exc:
-            return ToolResult(ok=False, output=exc.message)
-        if request.name not in run.tool_names or request.name not in self.tools.names:
-            return await self.tools.call(request, run.tool_names)
-        run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
-        started = asyncio.get_running_loop().time()
-        try:
-            result = await self.tools.call(request, run.tool_names)
-        except Exception as exc:  # a tool failure is a result for the model, not a crash
-            self.log.exception("tool %s failed", request.name)
-            result = ToolResult(ok=False, output=f"{request.name}: {type(exc).__name__}: {exc}")
-        result.ms = int((asyncio.get_running_loop().time() - started) * 1000)
-        run.translator.note_tool_completed(request.call_id)
-        run.emit(
-            "tool.completed",
-            {"call_id": request.call_id, "name": request.name, **result.model_dump()},
-        )
-        # The runtime needs the text only; the MIME bundle went to the clients.
-        return result.model_copy(update={"mime": None})
+        return await handle_tool_call(self, request)
+
+    def schema(self, name: str) -> ToolSchema | None:
+        return next((s for s in self.schemas if s.name == name), None)
 
     def health(self) -> dict[str, Any]:
         runtime = self.supervisor.describe()

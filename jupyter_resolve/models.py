@@ -115,7 +115,7 @@ class Event(BaseModel):
     """A normalized event as clients see it (DESIGN 3.6) and as the run log stores it."""
 
     seq: int
-    type: EventType
+    type: str  # an EventType for runs; tasks add task.started / task.completed
     data: dict[str, Any]
 
 
@@ -130,3 +130,5 @@ class RunInfo(BaseModel):
     reason: CompletionReason | None
     started_at: float
     events: int
+    peer: str | None = None
+    parent: str | None = None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
 from tornado import web
 
-from ..errors import BadRequest, ResolveError
+from ..errors import BadRequest, Conflict, NotFound, ResolveError
 from ..models import ChatRequest
+from ..tasks import TaskRequest
 from .base import ResolveHandler
 
 
@@ -31,7 +33,8 @@ class RunsHandler(ResolveHandler):
     @web.authenticated
     def get(self) -> None:
         session_id = self.get_query_argument("session_id", None)
-        runs = self.gateway.runs.list(session_id)
+        status = self.get_query_argument("status", None)
+        runs = self.gateway.runs.infos(session_id, status)
         self.answer({"runs": [r.model_dump() for r in runs]})
 
 
@@ -79,6 +82,90 @@ class ToolsHandler(ResolveHandler):
         self.answer({"tools": self.gateway.tool_specs()})
 
 
+class ApprovalRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "deny"]
+
+
+class ApprovalHandler(ResolveHandler):
+    """``POST /resolve/api/runs/{id}/approvals/{call_id}`` ``{"decision": approve|deny}``."""
+
+    @web.authenticated
+    def post(self, run_id: str, call_id: str) -> None:
+        try:
+            decision = self.parse(ApprovalRequest).decision
+            run = self.gateway.runs.get(run_id)
+            future = run.approvals.get(call_id)
+            if future is None:
+                raise NotFound(f"run '{run_id}' has no call '{call_id}' waiting for approval")
+            if future.done():
+                raise Conflict(f"call '{call_id}' was already decided")
+            future.set_result(decision)
+        except ResolveError as exc:
+            return self.fail(exc)
+        self.answer({"ok": True, "run_id": run_id, "call_id": call_id, "decision": decision})
+
+
+class SoulsHandler(ResolveHandler):
+    """``GET /resolve/api/souls``."""
+
+    @web.authenticated
+    def get(self) -> None:
+        allowed = self.gateway.allowed_tools()
+        souls = [
+            {
+                "name": s.name,
+                "role": s.role,
+                "description": s.description,
+                "tools": s.tool_names(allowed),
+                "rounds": s.rounds,
+            }
+            for s in sorted(self.gateway.souls.values(), key=lambda s: s.name)
+        ]
+        self.answer({"souls": souls})
+
+
+class TasksHandler(ResolveHandler):
+    """``POST /resolve/api/tasks`` → SSE of the task's events (every child's, tagged)."""
+
+    @web.authenticated
+    async def post(self) -> None:
+        try:
+            request = self.parse(TaskRequest)
+            await self.gateway.start()
+            task = self.gateway.tasks.start(request)
+        except ResolveError as exc:
+            return self.fail(exc)
+        self.set_header("X-Resolve-Task-Id", task.task_id)
+        await self.stream_events(task)
+
+
+class TaskEventsHandler(ResolveHandler):
+    """``GET /resolve/api/tasks/{id}/events`` (``Last-Event-ID`` or ``?after=``)."""
+
+    @web.authenticated
+    async def get(self, task_id: str) -> None:
+        try:
+            task = self.gateway.tasks.get(task_id)
+            after = _after(
+                self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
+            )
+        except ResolveError as exc:
+            return self.fail(exc)
+        await self.stream_events(task, after)
+
+
+class TaskCancelHandler(ResolveHandler):
+    @web.authenticated
+    async def post(self, task_id: str) -> None:
+        try:
+            task = await self.gateway.tasks.cancel(task_id)
+        except ResolveError as exc:
+            return self.fail(exc)
+        self.answer({"ok": True, "task_id": task.task_id})
+
+
 def _after(header: str | None, query: str | None) -> int:
     value = header if header is not None else query
     if value is None or value == "":
@@ -99,6 +186,11 @@ routes: list[tuple[str, Any]] = [
     (r"/resolve/api/runs", RunsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/events", RunEventsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/cancel", RunCancelHandler),
+    (rf"/resolve/api/runs/{RUN_ID}/approvals/(?P<call_id>[^/]{{1,256}})", ApprovalHandler),
+    (r"/resolve/api/souls", SoulsHandler),
+    (r"/resolve/api/tasks", TasksHandler),
+    (r"/resolve/api/tasks/(?P<task_id>[A-Za-z0-9_.-]{1,128})/events", TaskEventsHandler),
+    (r"/resolve/api/tasks/(?P<task_id>[A-Za-z0-9_.-]{1,128})/cancel", TaskCancelHandler),
     (r"/resolve/api/health", HealthHandler),
     (r"/resolve/api/tools", ToolsHandler),
 ]

@@ -12,6 +12,7 @@ from tornado.iostream import StreamClosedError
 from ..errors import BadRequest, ResolveError
 from ..gateway import Gateway
 from ..runs.run import Run
+from ..runs.stream import EventStream
 from ..sse import KEEPALIVE, SSE_HEADERS, format_event
 from .internal import no_delay
 
@@ -52,9 +53,13 @@ class ResolveHandler(APIHandler):
 
     async def stream_run(self, run: Run, after: int = 0) -> None:
         """Stream a run's events from ``after`` as SSE; a client going away leaves the run be."""
+        self.set_header("X-Resolve-Run-Id", run.run_id)
+        await self.stream_events(run, after)
+
+    async def stream_events(self, run: EventStream, after: int = 0) -> None:
+        """Stream a run's or a task's events from ``after`` as SSE."""
         for name, value in SSE_HEADERS.items():
             self.set_header(name, value)
-        self.set_header("X-Resolve-Run-Id", run.run_id)
         no_delay(self)
         keepalive = self.gateway.config.keepalive_interval
         try:

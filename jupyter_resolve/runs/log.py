@@ -35,13 +35,13 @@ class RunLog:
 
 
 def read_run_log(path: Path) -> list[Event]:
-    """The events stored in a run log; a torn last line is ignored."""
+    """The events stored in a run log; torn lines are skipped."""
     events: list[Event] = []
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
                 events.append(Event(seq=record["seq"], type=record["type"], data=record["data"]))
-            except (ValueError, KeyError):
-                break
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line (a crash mid-write) is skipped, not fatal
     return events

@@ -1,4 +1,5 @@
-"""The run manager: starts runs, drives them through the runtime, cancels and lists them.
+"""The run manager: starts runs, drives them through the runtime, enforces the budgets the
+runtime does not, cancels, lists and reloads them.
 
 A run belongs to the gateway, not to the HTTP connection that started it: a client that goes
 away leaves it running to its end; stopping is an explicit cancel.
@@ -8,18 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 import time
 from pathlib import Path
 from typing import Any
 
-from ..chat_body import build_agent_chat_body
-from ..errors import NotFound, Unavailable
-from ..models import AgentChatBody, ChatRequest, RunInfo
+from ..budget import Limits, exceeded
+from ..errors import NotFound
+from ..models import AgentChatBody, RunInfo
 from ..runtime.client import RuntimeGone, RuntimeRejected
 from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
-from .log import RunLog
+from .log import RunLog, read_run_log
 from .run import Run
 
 
@@ -28,7 +30,7 @@ def new_id(prefix: str) -> str:
 
 
 class RunManager:
-    """All runs of this gateway process."""
+    """All runs of this gateway process, and the finished ones in the run log."""
 
     def __init__(
         self,
@@ -41,61 +43,51 @@ class RunManager:
         self.supervisor = supervisor
         self.log = log
         self.runs: dict[str, Run] = {}
+        self.limits: dict[str, Limits] = {}
 
     def start(
         self,
-        request: ChatRequest,
+        body: AgentChatBody,
         *,
-        model: str,
-        tools: list[dict[str, Any]],
-        discipline: str,
-        rounds: int,
-        soul_prompt: str = "",
-        tool_names: list[str] | None = None,
+        session_id: str,
+        soul: str | None,
+        limits: Limits,
+        started: dict[str, Any],
+        tool_names: list[str],
+        peer: str | None = None,
+        parent: str | None = None,
     ) -> Run:
         """Create a run, emit ``run.started`` and drive it in the background."""
-        run_id = new_id("run")
-        body = build_agent_chat_body(
-            request,
-            run_id=run_id,
-            model=model,
-            tools=tools,
-            discipline=discipline,
-            soul_prompt=soul_prompt,
-            rounds=rounds,
-        )
-        session_id = request.session_id or new_id("session")
         run = Run(
-            run_id=run_id,
+            run_id=body.run_id,
             session_id=session_id,
-            soul=request.soul,
-            model=model,
-            budget=rounds,
-            log=RunLog(self.runs_dir, run_id),
-            tool_names=tool_names or [],
+            soul=soul,
+            model=body.model,
+            budget=limits.rounds,
+            log=RunLog(self.runs_dir, body.run_id),
+            tool_names=tool_names,
         )
-        self.runs[run_id] = run
-        run.emit(
-            "run.started",
-            {
-                "session_id": session_id,
-                "soul": request.soul,
-                "model": model,
-                "budget": {"rounds": rounds},
-                "tools": run.tool_names,
-            },
-        )
-        run.task = asyncio.create_task(self._drive(run, body))
+        run.peer, run.parent = peer, parent
+        self.runs[run.run_id] = run
+        self.limits[run.run_id] = limits
+        run.emit("run.started", started)
+        run.task = asyncio.create_task(self._drive(run, body, limits))
         return run
 
-    async def _drive(self, run: Run, body: AgentChatBody) -> None:
+    async def _drive(self, run: Run, body: AgentChatBody, limits: Limits) -> None:
         translator = run.translator
+        timer = asyncio.get_running_loop().call_later(
+            limits.seconds, lambda: asyncio.ensure_future(self.stop_for_budget(run, "time"))
+        )
         try:
             client = await self.supervisor.ensure_running()
             async for payload in client.chat(body):
                 run.emit_all(translator.translate_payload(payload))
                 if translator.completed:
                     break
+                tokens = translator.prompt_tokens + translator.completion_tokens
+                if limits.tokens and tokens > limits.tokens:
+                    await self.stop_for_budget(run, "tokens")
             if not translator.completed:
                 if await self.supervisor.exited(within=1.0):
                     raise RuntimeGone("the stream ended when the process exited")
@@ -123,16 +115,61 @@ class RunManager:
         except Exception as exc:  # never leave a run without its run.completed
             self.log.exception("run %s failed", run.run_id)
             run.emit_all(translator.abort("internal", f"{type(exc).__name__}: {exc}"))
+        finally:
+            timer.cancel()
+            for future in run.approvals.values():
+                if not future.done():
+                    future.set_result("deny")
+
+    def check_tool_budget(self, run: Run) -> str | None:
+        """Count one tool call; the phrase of the budget it exceeds, if any."""
+        run.tool_calls += 1
+        limits = self.limits.get(run.run_id, Limits())
+        tokens = run.translator.prompt_tokens + run.translator.completion_tokens
+        return exceeded(
+            limits,
+            tool_calls=run.tool_calls,
+            seconds=time.time() - run.started_at,
+            tokens=tokens,
+        )
+
+    async def stop_for_budget(self, run: Run, which: str) -> None:
+        """End a run whose tool-call, time or token budget is used up: reason ``budget``."""
+        if run.completed or run.translator.override_reason:
+            return
+        limits = self.limits.get(run.run_id, Limits())
+        phrase = {
+            "time": f"time budget ({limits.seconds:g} s)",
+            "tokens": f"token budget ({limits.tokens} tokens)",
+        }.get(which, which)
+        run.translator.override_reason = "budget"
+        run.translator.note_error(f"stopped: the {phrase} is used up")
+        await self._cancel_in_runtime(run)
 
     def get(self, run_id: str) -> Run:
         run = self.runs.get(run_id)
         if run is None:
-            raise NotFound(f"no run '{run_id}' in this server")
+            path = self.runs_dir / f"{run_id}.jsonl"
+            if "/" in run_id or not path.is_file():
+                raise NotFound(f"no run '{run_id}' in this server")
+            run = Run.from_events(run_id, read_run_log(path))
+            self.runs[run_id] = run
         return run
 
-    def list(self, session_id: str | None = None) -> list[RunInfo]:
-        runs = [r for r in self.runs.values() if session_id in (None, r.session_id)]
-        return [r.info() for r in sorted(runs, key=lambda r: r.started_at)]
+    def infos(self, session_id: str | None = None, status: str | None = None) -> list[RunInfo]:
+        self._load_logged()
+        runs = [r.info() for r in self.runs.values()]
+        runs = [r for r in runs if session_id in (None, r.session_id)]
+        runs = [r for r in runs if status in (None, r.status)]
+        return sorted(runs, key=lambda r: r.started_at)
+
+    def _load_logged(self) -> None:
+        if not self.runs_dir.is_dir():
+            return
+        for path in self.runs_dir.glob("*.jsonl"):
+            if path.stem not in self.runs:
+                with contextlib.suppress(Exception):
+                    self.get(path.stem)
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel a live run: the runtime aborts its in-flight requests and says ``cancelled``."""
@@ -140,15 +177,46 @@ class RunManager:
         if run.completed:
             return run
         run.cancel_requested = True
+        await self._cancel_in_runtime(run)
+        return run
+
+    async def _cancel_in_runtime(self, run: Run) -> None:
+        for future in run.approvals.values():
+            if not future.done():
+                future.set_result("deny")
         client = self.supervisor.client
         cancelled = False
         if client is not None:
             with contextlib.suppress(Exception):
-                cancelled = await client.cancel(run_id)
-        if not cancelled and run.task is not None:
+                cancelled = await client.cancel(run.run_id)
+        if not cancelled and run.task is not None and not run.task.done():
             # The runtime does not know the run (not started yet, or gone): stop it here.
             run.task.cancel()
-        return run
+
+    def mark_interrupted(self) -> list[str]:
+        """On start: runs a previous process left live end ``interrupted`` in their log."""
+        marked: list[str] = []
+        if not self.runs_dir.is_dir():
+            return marked
+        for path in sorted(self.runs_dir.glob("*.jsonl")):
+            events = read_run_log(path)
+            if not events or events[-1].type == "run.completed":
+                continue
+            record = {
+                "seq": events[-1].seq + 1,
+                "type": "run.completed",
+                "data": {
+                    "run_id": path.stem,
+                    "reason": "interrupted",
+                    "rounds": 0,
+                    "summary": {"text": "The server stopped while this run was live."},
+                },
+                "ts": time.time(),
+            }
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+            marked.append(path.stem)
+        return marked
 
     async def stop(self) -> None:
         """Server shutdown: runs still live end ``interrupted``."""
@@ -157,7 +225,3 @@ class RunManager:
                 run.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await run.task
-
-    def require_runtime(self) -> None:
-        if self.supervisor.state == "failed":
-            raise Unavailable(f"the agent runtime is not available: {self.supervisor.last_error}")

@@ -1,19 +1,19 @@
-"""One run: its events in order, its log, and the clients watching it."""
+"""One run: its events in order, its log, the clients watching it, its pending approvals."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from ..frames import FrameTranslator
 from ..models import CompletionReason, Event, EventType, RunInfo
 from .log import RunLog
+from .stream import EventStream
 
 
-class Run:
-    """Events get a per-run sequence from 1, go to the log, then to every subscriber."""
+class Run(EventStream):
+    """A run of the agent. Every event's data carries ``run_id``."""
 
     def __init__(
         self,
@@ -23,9 +23,10 @@ class Run:
         soul: str | None,
         model: str,
         budget: int,
-        log: RunLog,
+        log: RunLog | None,
         tool_names: list[str] | None = None,
     ) -> None:
+        super().__init__(log)
         self.run_id = run_id
         self.session_id = session_id
         self.soul = soul
@@ -33,16 +34,18 @@ class Run:
         self.budget = budget
         self.tool_names = list(tool_names or [])
         self.started_at = time.time()
-        self.events: list[Event] = []
         self.translator = FrameTranslator(budget=budget)
         self.task: asyncio.Task[None] | None = None
         self.cancel_requested = False
-        self._log = log
-        self._changed = asyncio.Event()
+        self.tool_calls = 0
+        self.approvals: dict[str, asyncio.Future[str]] = {}
+        self.peer: str | None = None
+        self.parent: str | None = None
+        self.delegations = 0
 
     @property
     def completed(self) -> bool:
-        return self.translator.completed
+        return self.closed
 
     @property
     def reason(self) -> CompletionReason | None:
@@ -52,41 +55,16 @@ class Run:
             return reason
         return None
 
+    def text(self) -> str:
+        return "".join(e.data["text"] for e in self.events if e.type == "text.delta")
+
     def emit(self, event_type: EventType, data: dict[str, Any]) -> Event:
         """Append one event: sequence, log, then wake the watchers."""
-        event = Event(
-            seq=len(self.events) + 1, type=event_type, data={"run_id": self.run_id, **data}
-        )
-        self._log.append(event)
-        self.events.append(event)
-        if event_type == "run.completed":
-            self._log.close()
-        self._changed.set()
-        self._changed = asyncio.Event()
-        return event
+        return self.append(event_type, {"run_id": self.run_id, **data})
 
     def emit_all(self, emitted: list[tuple[EventType, dict[str, Any]]]) -> None:
         for event_type, data in emitted:
             self.emit(event_type, data)
-
-    async def watch(self, after: int = 0, idle: float | None = None) -> AsyncIterator[Event | None]:
-        """Stored events after ``after``, then live ones until ``run.completed``.
-
-        Yields None after ``idle`` seconds without an event (the caller writes a keep-alive).
-        """
-        position = max(after, 0)
-        while True:
-            while position < len(self.events):
-                event = self.events[position]
-                position += 1
-                yield event
-            if self.completed:
-                return
-            changed = self._changed
-            try:
-                await asyncio.wait_for(changed.wait(), idle)
-            except asyncio.TimeoutError:
-                yield None
 
     def info(self) -> RunInfo:
         return RunInfo(
@@ -98,4 +76,25 @@ class Run:
             reason=self.reason,
             started_at=self.started_at,
             events=len(self.events),
+            peer=self.peer,
+            parent=self.parent,
         )
+
+    @classmethod
+    def from_events(cls, run_id: str, events: list[Event]) -> Run:
+        """A finished run read back from its log (for listing and replay)."""
+        started = events[0].data if events and events[0].type == "run.started" else {}
+        run = cls(
+            run_id=run_id,
+            session_id=str(started.get("session_id", "")),
+            soul=started.get("soul"),
+            model=str(started.get("model", "")),
+            budget=int((started.get("budget") or {}).get("rounds", 0)),
+            log=None,
+        )
+        run.peer = started.get("peer")
+        run.parent = started.get("parent")
+        for event in events:
+            run.append(event.type, event.data)
+        run.translator.completed = run.closed
+        return run

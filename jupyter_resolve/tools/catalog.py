@@ -21,11 +21,17 @@ DEFAULT_ALLOW = (
     "search_files",
     "notebook_read",
     "web_fetch",
+    "subagents.delegate",
+    "artifacts.promote",
 )
 
 
 # Tools the gateway runs itself (not in the kernel).
-TRUSTED_TOOLS = ("web_fetch",)
+TRUSTED_TOOLS = (
+    "web_fetch",
+    "subagents.delegate",
+    "artifacts.promote",
+)
 
 
 class ToolSchema(BaseModel):

@@ -26,7 +26,8 @@ async def test_chat_streams_a_scripted_answer(server: Server, jp_root_dir: Path)
     run_id = stream.events[0].data["run_id"]
     assert all(e.data["run_id"] == run_id for e in stream.events)
     started = stream.events[0].data
-    assert started["model"] == "scripted" and started["budget"] == {"rounds": 8}
+    assert started["model"] == "scripted" and started["budget"]["rounds"] == 8
+    assert len(started["manifest"]["sha256"]) == 64
     assert stream.events[-1].data["reason"] == "stop"
     # The run log holds exactly what was sent, in order.
     log = jp_root_dir / ".resolve" / "runs" / f"{run_id}.jsonl"

@@ -231,6 +231,7 @@ async def test_web_fetch_reads_a_page_and_refuses_private_addresses(
     await site.start()
     try:
         url = f"http://127.0.0.1:{site.port}/page"
+        gateway.config.approval_policy = {"web_fetch": "auto"}  # this test is not about approval
         script(gateway, tmp_path, call("web_fetch", url=url), {"content": "ok"})
         refused = results(await server.chat("fetch", session_id="s-web"))[0]
         assert refused["ok"] is False and "allow_private_fetch" in refused["output"]

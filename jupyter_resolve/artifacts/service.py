@@ -1,0 +1,98 @@
+"""Promotion: check the source, then store the bytes (DESIGN 3.7). Used by the REST handler and
+by the agent's ``artifacts.promote`` trusted tool; nothing is written when a check fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernel_tools.schemas import get_tool, validate
+
+from ..config import Resolve
+from ..errors import ResolveError
+from ..models import ToolCallRequest, ToolResult
+from .models import AgentOrigin, Manifest, PromoteRequest
+from .sources import Picked, notebook_output, record_artifact_id, scratch_file
+from .store import ArtifactStore
+
+TOOL = "artifacts.promote"
+
+
+@dataclass
+class Promoted:
+    manifest: Manifest
+    created: bool
+    notebook: Any = None  # the notebook with the id recorded, to save; None: nothing to save
+    notebook_path: str = ""
+
+
+class Artifacts:
+    """The store plus where sources live (server root, scratch sessions) and the size limit."""
+
+    def __init__(
+        self, store: ArtifactStore, *, root_dir: Path, sessions_dir: Path, config: Resolve
+    ) -> None:
+        self.store = store
+        self.root_dir = root_dir
+        self.sessions_dir = sessions_dir
+        self.config = config
+
+    def promote(self, request: PromoteRequest, *, created_by: str) -> Promoted:
+        """Promote what ``request`` names; a notebook comes back with the id in its output."""
+        limit = self.config.max_artifact_bytes
+        if request.notebook is not None:
+            assert request.cell_id is not None and request.output_index is not None
+            picked = notebook_output(
+                self.root_dir, request.notebook, request.cell_id, request.output_index, limit
+            )
+            manifest, created = self._store(picked, request, created_by)
+            changed = record_artifact_id(
+                picked.notebook, request.cell_id, request.output_index, manifest.id
+            )
+            return Promoted(manifest, created, picked.notebook if changed else None, picked.path)
+        assert request.session_id is not None and request.path is not None
+        scratch = scratch_file(self.sessions_dir, request.session_id, request.path, limit)
+        manifest, created = self._store(scratch, request, created_by)
+        return Promoted(manifest, created)
+
+    def _store(self, picked: Picked, request: PromoteRequest, by: str) -> tuple[Manifest, bool]:
+        return self.store.promote(
+            picked.data,
+            picked.media_type,
+            picked.source,
+            title=request.title,
+            note=request.note,
+            created_by=by,
+        )
+
+    def promote_for_agent(
+        self, request: ToolCallRequest, *, session_id: str, run_seq: int
+    ) -> ToolResult:
+        """``artifacts.promote {path, title?, note?}``: a file of the run's own session."""
+        schema = get_tool(TOOL)
+        problems = validate(schema["parameters"], request.arguments) if schema else []
+        if problems:
+            return ToolResult(ok=False, output=f"{TOOL}: " + "; ".join(problems))
+        args = request.arguments
+        try:
+            picked = scratch_file(
+                self.sessions_dir, session_id, args["path"], self.config.max_artifact_bytes
+            )
+            manifest, created = self.store.promote(
+                picked.data,
+                picked.media_type,
+                picked.source,
+                title=args.get("title", ""),
+                note=args.get("note", ""),
+                created_by="agent",
+                agent=AgentOrigin(run_id=request.run_id, call_id=request.call_id, run_seq=run_seq),
+            )
+        except ResolveError as exc:
+            return ToolResult(ok=False, output=f"{TOOL}: {exc.message}")
+        state = "promoted" if created else "already promoted"
+        return ToolResult(
+            ok=True,
+            output=f"{state} '{picked.source.path}' as artifact {manifest.id} "
+            f"({manifest.media_type}, {manifest.size} bytes, sha256 {manifest.sha256})",
+        )

@@ -1,0 +1,105 @@
+"""Starting a run: soul, tools, system prompt, budgets and the frozen manifest."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from ._version import __version__
+from .budget import Limits
+from .chat_body import build_agent_chat_body
+from .discipline import tool_discipline
+from .errors import BadRequest, Unavailable
+from .manifest import run_manifest
+from .models import ChatRequest
+from .runs.manager import new_id
+from .runs.run import Run
+
+if TYPE_CHECKING:
+    from .gateway import Gateway
+
+
+def start_chat(
+    gateway: Gateway,
+    request: ChatRequest,
+    *,
+    peer: str | None = None,
+    parent: str | None = None,
+    exclude_tools: tuple[str, ...] = (),
+) -> Run:
+    """Start one run for ``request``; raises BadRequest (unknown soul, bad attachment) or
+    Unavailable (tool-list drift)."""
+    drift = gateway.drift()
+    if drift:
+        raise Unavailable(
+            "chat is off because the tool lists drifted (run `jupyter resolve check`): "
+            + "; ".join(drift),
+            code="tool_drift",
+        )
+    config = gateway.config
+    soul = None
+    if request.soul:
+        soul = gateway.souls.get(request.soul)
+        if soul is None:
+            known = ", ".join(sorted(gateway.souls))
+            raise BadRequest(f"soul: no soul named '{request.soul}' (known: {known})")
+    allowed = [n for n in gateway.allowed_tools() if n not in exclude_tools]
+    tools = [
+        spec
+        for spec in gateway.tool_specs()
+        if spec["function"]["name"] in (soul.tool_names(allowed) if soul else allowed)
+    ]
+    names = [t["function"]["name"] for t in tools]
+    session_id = request.session_id or new_id("session")
+    workspace = gateway.kernels.workspace(session_id)
+    if request.attachments or request.notebook:
+        paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
+        workspace.materialize(gateway.root_dir, paths, gateway.log)
+    context = workspace.context / "MANIFEST.json"
+    context_digest = hashlib.sha256(context.read_bytes()).hexdigest() if context.exists() else None
+    limits = Limits(
+        rounds=soul.rounds if soul else config.max_rounds,
+        tool_calls=config.max_tool_calls,
+        seconds=config.max_seconds,
+        tokens=config.max_tokens,
+    )
+    model = request.model or config.resolved_model()
+    run_id = new_id("run")
+    body = build_agent_chat_body(
+        request,
+        run_id=run_id,
+        model=model,
+        tools=tools,
+        discipline=tool_discipline(names),
+        soul_prompt=soul.system_prompt() if soul else "",
+        rounds=limits.rounds,
+    )
+    manifest = run_manifest(
+        provider=config.provider,
+        model=model,
+        soul=soul.name if soul else None,
+        tools=tools,
+        context_digest=context_digest,
+        limits=limits.model_dump(),
+        version=__version__,
+    )
+    started = {
+        "session_id": session_id,
+        "soul": soul.name if soul else None,
+        "model": model,
+        "budget": limits.model_dump(),
+        "tools": names,
+        "manifest": manifest,
+        "peer": peer,
+        "parent": parent,
+    }
+    return gateway.runs.start(
+        body,
+        session_id=session_id,
+        soul=soul.name if soul else None,
+        limits=limits,
+        started=started,
+        tool_names=names,
+        peer=peer,
+        parent=parent,
+    )

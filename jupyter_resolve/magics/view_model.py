@@ -1,0 +1,307 @@
+"""The event → view model (pure): folds a run's normalized events (DESIGN 3.6) into what a view
+shows — the answer text, the reasoning, a card per tool call, a footer and the empty-run summary.
+
+The widget view and the Markdown renderer both read this; neither interprets events itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Part = Literal["header", "text", "reasoning", "tool", "error", "footer"]
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
+
+
+@dataclass
+class ToolCard:
+    """One tool call as a card: name, arguments, status, output, images."""
+
+    call_id: str
+    name: str
+    arguments: Any = None
+    status: str = "requested"  # requested · waiting · approved · denied · running · ok · error
+    output: str = ""
+    mime: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+    ms: int | None = None
+
+    @property
+    def waiting(self) -> bool:
+        return self.status == "waiting"
+
+    @property
+    def images(self) -> dict[str, Any]:
+        return {m: self.mime[m] for m in IMAGE_TYPES if m in self.mime}
+
+    def arguments_text(self) -> str:
+        """``python`` code as is, other arguments as indented JSON."""
+        args = self.arguments
+        if isinstance(args, dict) and self.name == "python" and isinstance(args.get("code"), str):
+            return str(args["code"])
+        if isinstance(args, str):
+            return args
+        return json.dumps(args, indent=2, ensure_ascii=False)
+
+    def status_text(self) -> str:
+        took = f" in {self.ms} ms" if self.ms is not None else ""
+        words = {
+            "requested": "requested",
+            "waiting": "waiting for approval",
+            "approved": "approved",
+            "denied": "denied",
+            "running": "running…",
+            "ok": f"done{took}",
+            "error": f"failed{took}",
+            "interrupted": "did not finish",
+        }
+        return words.get(self.status, self.status)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "status": self.status,
+            "ok": self.status == "ok" if self.status in ("ok", "error") else None,
+            "output": self.output,
+            "mime": self.mime or None,
+            "truncated": self.truncated,
+            "ms": self.ms,
+        }
+
+
+@dataclass
+class TextBlock:
+    """A stretch of answer text between tool calls."""
+
+    text: str = ""
+
+
+@dataclass
+class RunView:
+    """Everything a view of one run shows, folded from its events."""
+
+    run_id: str = ""
+    session_id: str = ""
+    model: str = ""
+    soul: str | None = None
+    budget: int | None = None
+    text: str = ""
+    reasoning: str = ""
+    tools: dict[str, ToolCard] = field(default_factory=dict)
+    blocks: list[TextBlock | ToolCard] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage_events: int = 0
+    rounds: int | None = None
+    reason: str | None = None
+    summary: dict[str, Any] | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def completed(self) -> bool:
+        return self.reason is not None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def card(self, call_id: str, name: str = "") -> ToolCard:
+        card = self.tools.get(call_id)
+        if card is None:
+            card = self.tools[call_id] = ToolCard(call_id=call_id, name=name)
+            self.blocks.append(card)
+        elif name and not card.name:
+            card.name = name
+        return card
+
+    def apply(self, event: dict[str, Any]) -> tuple[Part, str]:
+        """Fold one event in; say which part changed (and the call id for a tool part)."""
+        self.events.append(event)
+        kind = event.get("type", "")
+        data: dict[str, Any] = event.get("data") or {}
+        if kind == "run.started":
+            self.run_id = str(data.get("run_id", ""))
+            self.session_id = str(data.get("session_id", ""))
+            self.model = str(data.get("model", ""))
+            self.soul = data.get("soul")
+            budget = data.get("budget")
+            if isinstance(budget, dict) and isinstance(budget.get("rounds"), int):
+                self.budget = budget["rounds"]
+            return "header", ""
+        if kind == "text.delta":
+            piece = str(data.get("text", ""))
+            self.text += piece
+            if not self.blocks or not isinstance(self.blocks[-1], TextBlock):
+                self.blocks.append(TextBlock())
+            block = self.blocks[-1]
+            assert isinstance(block, TextBlock)
+            block.text += piece
+            return "text", str(len(self.blocks) - 1)
+        if kind == "reasoning.delta":
+            self.reasoning += str(data.get("text", ""))
+            return "reasoning", ""
+        if kind.startswith("tool."):
+            return "tool", self._apply_tool(kind, data)
+        if kind == "usage":
+            self.usage_events += 1
+            self.prompt_tokens += int(data.get("prompt_tokens") or 0)
+            self.completion_tokens += int(data.get("completion_tokens") or 0)
+            return "footer", ""
+        if kind == "run.error":
+            self.errors.append(f"{data.get('code', 'error')}: {data.get('message', '')}")
+            return "error", ""
+        if kind == "run.completed":
+            self.reason = str(data.get("reason", "stop"))
+            rounds = data.get("rounds")
+            self.rounds = rounds if isinstance(rounds, int) else None
+            summary = data.get("summary")
+            self.summary = summary if isinstance(summary, dict) else None
+            for card in self.tools.values():
+                if card.status in ("requested", "waiting", "approved", "running"):
+                    card.status = "interrupted"
+            return "footer", ""
+        return "footer", ""
+
+    def _apply_tool(self, kind: str, data: dict[str, Any]) -> str:
+        call_id = str(data.get("call_id", ""))
+        card = self.card(call_id, str(data.get("name", "")))
+        if kind == "tool.requested":
+            card.arguments = data.get("arguments")
+        elif kind == "tool.approval":
+            if card.arguments is None:
+                card.arguments = data.get("arguments")
+            card.status = str(data.get("state", "waiting"))
+        elif kind == "tool.started":
+            card.status = "running"
+        elif kind == "tool.completed":
+            card.status = "ok" if data.get("ok") else "error"
+            card.output = str(data.get("output", ""))
+            mime = data.get("mime")
+            card.mime = dict(mime) if isinstance(mime, dict) else {}
+            card.truncated = bool(data.get("truncated"))
+            ms = data.get("ms")
+            card.ms = ms if isinstance(ms, int) else None
+        return call_id
+
+    def footer_text(self, elapsed: float | None = None) -> str:
+        """``2 of 8 rounds · 1,234 tokens · 3 tool calls · 1.2 s · stop``."""
+        parts: list[str] = []
+        rounds = self.rounds if self.rounds is not None else self.usage_events or None
+        if rounds is not None:
+            parts.append(f"{rounds} of {self.budget} rounds" if self.budget else f"{rounds} rounds")
+        parts.append(f"{self.tokens:,} tokens")
+        if self.tools:
+            n = len(self.tools)
+            parts.append(f"{n} tool call{'s' if n != 1 else ''}")
+        if elapsed is not None:
+            parts.append(f"{elapsed:.1f} s")
+        parts.append(self.reason or "running…")
+        return " · ".join(parts)
+
+    def empty_summary_text(self) -> str | None:
+        """The empty-run summary, when the run ended with no answer."""
+        if not self.completed or self.text.strip():
+            return None
+        if self.summary and self.summary.get("text"):
+            return str(self.summary["text"])
+        return f"No answer ({self.reason})."
+
+
+def fold(events: list[dict[str, Any]]) -> RunView:
+    """A view of a whole event list (replay, tests)."""
+    view = RunView()
+    for event in events:
+        view.apply(event)
+    return view
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def card_markdown(card: ToolCard, *, inline_images: bool = False) -> str:
+    """A tool card as Markdown (terminal, nbconvert, the widget's plain fallback)."""
+    lines = [f"**🔧 {card.name or 'tool'}** — {card.status_text()}"]
+    lang = "python" if card.name == "python" else ""
+    args = card.arguments_text()
+    if args and args not in ("null", "{}"):
+        lines.append(_fence(args, lang))
+    if card.output:
+        note = "\n(output truncated)" if card.truncated else ""
+        lines.append(_fence(card.output) + note)
+    for mime, data in card.images.items():
+        if inline_images:
+            lines.append(f"![{card.name} output]({image_data_uri(mime, data)})")
+        else:
+            lines.append(f"[{mime} output: shown in notebooks]")
+    return "\n\n".join(lines)
+
+
+def image_data_uri(mime: str, data: Any) -> str:
+    import base64
+
+    if mime == "image/svg+xml":
+        raw = data if isinstance(data, str) else "".join(data)
+        return "data:image/svg+xml;base64," + base64.b64encode(raw.encode()).decode()
+    return f"data:{mime};base64,{str(data).strip()}"
+
+
+def to_markdown(
+    view: RunView, *, elapsed: float | None = None, inline_images: bool = False
+) -> str:
+    """The whole run as one Markdown document: reasoning, tool cards, answer, footer."""
+    blocks: list[str] = []
+    if view.reasoning.strip():
+        quoted = "\n".join(f"> {line}" for line in view.reasoning.strip().splitlines())
+        blocks.append(f"> *reasoning*\n>\n{quoted}")
+    for block in view.blocks:
+        if isinstance(block, ToolCard):
+            blocks.append(card_markdown(block, inline_images=inline_images))
+        elif block.text.strip():
+            blocks.append(block.text.strip())
+    blocks.extend(f"**error** {e}" for e in view.errors)
+    summary = view.empty_summary_text()
+    if summary:
+        blocks.append(f"**No answer.** {summary}")
+    blocks.append(f"*{view.footer_text(elapsed)}*")
+    return "\n\n".join(blocks) + "\n"
+
+
+@dataclass
+class ResolveResult:
+    """What ``%resolve`` returns and stores as ``_resolve``."""
+
+    text: str
+    tool_calls: list[dict[str, Any]]
+    run_id: str
+    session_id: str
+    events: list[dict[str, Any]]
+    reason: str | None = None
+    summary: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, view: RunView) -> ResolveResult:
+        return cls(
+            text=view.text,
+            tool_calls=[card.as_dict() for card in view.tools.values()],
+            run_id=view.run_id,
+            session_id=view.session_id,
+            events=list(view.events),
+            reason=view.reason,
+            summary=view.summary,
+        )
+
+    def __repr__(self) -> str:
+        n = len(self.tool_calls)
+        return (
+            f"<ResolveResult {self.run_id} ({self.reason or 'unfinished'}): "
+            f"{len(self.text)} characters of text, {n} tool call{'s' if n != 1 else ''}; "
+            "see .text, .tool_calls, .events>"
+        )

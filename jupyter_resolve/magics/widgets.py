@@ -1,0 +1,251 @@
+"""The live ipywidgets view of a run.
+
+Answer text is Markdown, re-rendered in place as it arrives (throttled); reasoning sits in a
+collapsed Accordion; every tool call is a card (name, arguments, status, output, images) with
+Approve/Deny buttons while it waits for a person; a footer shows rounds, tokens and elapsed time.
+The display also carries the run as Markdown, for frontends that cannot render widgets.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .render import Decide
+from .view_model import Part, RunView, TextBlock, ToolCard, to_markdown
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing text block
+
+
+def _pre(text: str, style: str = "") -> str:
+    return (
+        f'<pre style="white-space: pre-wrap; margin: 2px 0; {style}">{html.escape(text)}</pre>'
+    )
+
+
+def _display_data(data: dict[str, Any]) -> dict[str, Any]:
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+class _Card:
+    """The widgets of one tool card."""
+
+    def __init__(self, w: Any, card: ToolCard, decide: Callable[[str, str], None]) -> None:
+        self.title = w.HTML()
+        self.arguments = w.HTML(_pre(card.arguments_text(), "font-size: 90%;"))
+        self.output = w.Output()
+        self.approve = w.Button(description="Approve", button_style="success", icon="check")
+        self.deny = w.Button(description="Deny", button_style="danger", icon="times")
+        self.approve.on_click(lambda _b: decide(card.call_id, "approve"))
+        self.deny.on_click(lambda _b: decide(card.call_id, "deny"))
+        self.buttons = w.HBox([self.approve, self.deny])
+        self.buttons.layout.display = "none"
+        self.note = w.HTML()
+        self.box = w.VBox(
+            [self.title, self.arguments, self.buttons, self.note, self.output],
+            layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"),
+        )
+        _route_clicks_while_busy([self.approve, self.deny])
+        self.shown: tuple[str, str] | None = None
+
+    def render(self, card: ToolCard) -> None:
+        state = (card.status, card.output)
+        if state == self.shown:
+            return
+        self.shown = state
+        colour = {"ok": "#2a7", "error": "#c33", "denied": "#c33", "waiting": "#d80"}
+        self.title.value = (
+            f"<b>🔧 {html.escape(card.name)}</b> "
+            f'<span style="color: {colour.get(card.status, "#777")}">'
+            f"{html.escape(card.status_text())}</span>"
+        )
+        if card.arguments is not None:
+            self.arguments.value = _pre(card.arguments_text(), "font-size: 90%;")
+        self.buttons.layout.display = "flex" if card.waiting else "none"
+        outputs: list[dict[str, Any]] = []
+        if card.output:
+            text = card.output + ("\n(output truncated)" if card.truncated else "")
+            outputs.append(_display_data({"text/plain": text}))
+        rich = {k: v for k, v in card.mime.items() if k != "text/plain"}
+        if rich:
+            outputs.append(_display_data(rich))
+        self.output.outputs = tuple(outputs)
+
+
+class WidgetView:
+    """A live view of one run; call :meth:`update` after every folded event."""
+
+    def __init__(self, decide: Decide | None = None) -> None:
+        import ipywidgets as w
+
+        self._w = w
+        self._decide = decide
+        self.header = w.HTML()
+        self.reasoning_text = w.HTML()
+        self.reasoning = w.Accordion(children=[self.reasoning_text])
+        self.reasoning.set_title(0, "Reasoning")
+        self.reasoning.selected_index = None
+        self.reasoning.layout.display = "none"
+        self.timeline = w.VBox()
+        self.errors = w.HTML()
+        self.footer = w.HTML()
+        self.root = w.VBox(
+            [self.header, self.reasoning, self.timeline, self.errors, self.footer]
+        )
+        self.cards: dict[str, _Card] = {}
+        self.texts: dict[int, Any] = {}
+        self._rendered: dict[int, tuple[int, float]] = {}
+        self.started = time.monotonic()
+        self._handle: Any = None
+
+    def start(self) -> None:
+        from IPython.display import display
+
+        self._handle = display(self._bundle(""), raw=True, display_id=True)
+
+    def _bundle(self, markdown: str) -> dict[str, Any]:
+        plain = markdown or "jupyter-resolve run (a live widget view)"
+        return {
+            WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id},
+            "text/plain": plain,
+            **({"text/markdown": markdown} if markdown else {}),
+        }
+
+    def _on_decision(self, run_id: str) -> Callable[[str, str], None]:
+        def decide(call_id: str, decision: str) -> None:
+            widgets = self.cards.get(call_id)
+            if self._decide is None:
+                return
+            error = self._decide(call_id, decision)
+            if widgets is not None:
+                widgets.note.value = (
+                    f'<span style="color:#c33">could not send the decision: {html.escape(error)}'
+                    "</span>"
+                    if error
+                    else f"<i>{decision} sent</i>"
+                )
+                if not error:
+                    widgets.buttons.layout.display = "none"
+
+        return decide
+
+    def update(self, view: RunView, part: Part, key: str, *, force: bool = False) -> None:
+        if part == "header":
+            soul = f" · soul {html.escape(view.soul)}" if view.soul else ""
+            self.header.value = (
+                f'<span style="color:#777; font-size: 90%">{html.escape(view.model)}{soul} · '
+                f"session {html.escape(view.session_id)} · {html.escape(view.run_id)}</span>"
+            )
+        elif part == "text":
+            self._text(view, int(key), force)
+        elif part == "reasoning":
+            self.reasoning.layout.display = "flex"
+            self.reasoning_text.value = _pre(view.reasoning, "color: #666;")
+        elif part == "tool":
+            self._card(view, view.tools[key])
+        elif part == "error":
+            self.errors.value = "".join(
+                f'<div style="color:#c33">{html.escape(e)}</div>' for e in view.errors
+            )
+        self.footer.value = (
+            f'<span style="color:#777; font-size: 90%">'
+            f"{html.escape(view.footer_text(time.monotonic() - self.started))}</span>"
+        )
+
+    def _text(self, view: RunView, index: int, force: bool) -> None:
+        block = view.blocks[index]
+        if not isinstance(block, TextBlock):
+            return
+        out = self.texts.get(index)
+        if out is None:
+            out = self.texts[index] = self._w.Output()
+            self.timeline.children = (*self.timeline.children, out)
+        length, at = self._rendered.get(index, (0, 0.0))
+        now = time.monotonic()
+        if length == len(block.text) or (not force and now - at < TEXT_INTERVAL):
+            return
+        self._rendered[index] = (len(block.text), now)
+        out.outputs = (_display_data({"text/markdown": block.text, "text/plain": block.text}),)
+
+    def _card(self, view: RunView, card: ToolCard) -> None:
+        widgets = self.cards.get(card.call_id)
+        if widgets is None:
+            widgets = self.cards[card.call_id] = _Card(
+                self._w, card, self._on_decision(view.run_id)
+            )
+            self.timeline.children = (*self.timeline.children, widgets.box)
+        widgets.render(card)
+
+    def finish(self, view: RunView, elapsed: float | None) -> None:
+        for index, block in enumerate(view.blocks):
+            if isinstance(block, TextBlock):
+                self._text(view, index, True)
+        for card in view.tools.values():
+            self._card(view, card)
+        summary = view.empty_summary_text()
+        if summary:
+            self.errors.value += (
+                f'<div style="background:#fff4e5; padding:4px"><b>No answer.</b> '
+                f"{html.escape(summary)}</div>"
+            )
+        self.footer.value = (
+            f'<span style="color:#777; font-size: 90%">'
+            f"{html.escape(view.footer_text(elapsed))}</span>"
+        )
+        if self._handle is not None:
+            markdown = to_markdown(view, elapsed=elapsed, inline_images=True)
+            self._handle.update(self._bundle(markdown), raw=True)
+
+
+_helper_lock = threading.Lock()
+_helper_subshell: list[str | None] = []
+
+
+def _route_clicks_while_busy(buttons: list[Any]) -> None:
+    """Route the buttons' clicks to a helper subshell (ipykernel ≥ 7), so that Approve and
+    Deny work while the cell that shows them is still running. Elsewhere: a no-op."""
+    subshell = _helper()
+    if subshell is None:
+        return
+    for button in buttons:
+        comm = getattr(button, "comm", None)
+        if comm is not None:
+            comm._reply_subshell_for = lambda _data, _default, sid=subshell: sid
+
+
+def _helper() -> str | None:
+    with _helper_lock:
+        if not _helper_subshell:
+            _helper_subshell.append(_create_subshell())
+        return _helper_subshell[0]
+
+
+def _create_subshell() -> str | None:
+    try:
+        from ipykernel.kernelbase import Kernel
+
+        if not Kernel.initialized():
+            return None
+        thread = getattr(Kernel.instance(), "shell_channel_thread", None)
+        if thread is None:
+            return None
+        manager = thread.manager
+        created: list[str] = []
+        done = threading.Event()
+
+        def create() -> None:
+            try:
+                created.append(manager._create_subshell())
+            finally:
+                done.set()
+
+        thread.io_loop.add_callback(create)
+        if not done.wait(5):
+            return None
+        return created[0] if created else None
+    except Exception:  # an ipykernel without subshells: clicks wait for the cell
+        return None

@@ -1,0 +1,36 @@
+"""The run manifest (pure): frozen at start so a result can name exactly what produced it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def digest(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def run_manifest(
+    *,
+    provider: str,
+    model: str,
+    soul: str | None,
+    tools: list[dict[str, Any]],
+    context_digest: str | None,
+    limits: dict[str, Any],
+    version: str,
+) -> dict[str, Any]:
+    """Provider, model, soul, each tool with the sha256 of its schema, context digest, budgets;
+    ``sha256`` is the digest of all the rest."""
+    body = {
+        "version": version,
+        "provider": provider,
+        "model": model,
+        "soul": soul,
+        "tools": [{"name": t["function"]["name"], "sha256": digest(t["function"])} for t in tools],
+        "context_sha256": context_digest,
+        "budget": limits,
+    }
+    return {**body, "sha256": digest(body)}

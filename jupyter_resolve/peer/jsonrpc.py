@@ -1,0 +1,282 @@
+"""A2A over JSON-RPC 2.0: ``SendMessage``, ``GetTask``, ``CancelTask`` (v1.0 names) and
+``message/send``, ``tasks/get``, ``tasks/cancel`` (v0.3 names), mapped onto the peer jobs.
+
+A task is a job: its id is the job id, its context the job's session, its answer one text
+artifact. Answers use the shapes of the version the method name belongs to (v1.0: ``{"task":
+...}``, ``TASK_STATE_*``, ``ROLE_*``; v0.3: the task itself, ``kind`` fields, lower-case states).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from ..errors import ResolveError
+from .jobs import Job, JobManager, JobState
+
+Version = Literal["1.0", "0.3"]
+Op = Literal["send", "get", "cancel"]
+
+METHODS: dict[str, tuple[Op, Version]] = {
+    "SendMessage": ("send", "1.0"),
+    "GetTask": ("get", "1.0"),
+    "CancelTask": ("cancel", "1.0"),
+    "message/send": ("send", "0.3"),
+    "tasks/get": ("get", "0.3"),
+    "tasks/cancel": ("cancel", "0.3"),
+}
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SERVER_ERROR = -32000
+TASK_NOT_FOUND = -32001
+TASK_NOT_CANCELABLE = -32002
+UNSUPPORTED_OPERATION = -32004
+CONTENT_TYPE_NOT_SUPPORTED = -32005
+
+SEND_WAIT = 120.0
+"""Longest a blocking send waits for its task to end before answering with it still working."""
+
+_STATES: dict[Version, dict[JobState, str]] = {
+    "1.0": {
+        "running": "TASK_STATE_WORKING",
+        "succeeded": "TASK_STATE_COMPLETED",
+        "failed": "TASK_STATE_FAILED",
+        "cancelled": "TASK_STATE_CANCELED",
+    },
+    "0.3": {
+        "running": "working",
+        "succeeded": "completed",
+        "failed": "failed",
+        "cancelled": "canceled",
+    },
+}
+
+
+class RpcError(Exception):
+    """A JSON-RPC error answer."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Call:
+    id: Any
+    op: Op
+    version: Version
+    params: dict[str, Any]
+
+
+def parse_call(raw: bytes) -> Call:
+    """Read one JSON-RPC request; raise :class:`RpcError` for what JSON-RPC calls invalid."""
+    try:
+        body = json.loads(raw or b"")
+    except ValueError as exc:
+        raise RpcError(PARSE_ERROR, f"not valid JSON ({exc})") from exc
+    if isinstance(body, list):
+        raise RpcError(INVALID_REQUEST, "batch requests are not supported; send one at a time")
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        raise RpcError(INVALID_REQUEST, 'a JSON-RPC request is an object with "jsonrpc": "2.0"')
+    request_id = body.get("id")
+    method = body.get("method")
+    params = body.get("params", {})
+    if not isinstance(method, str):
+        raise RpcError(INVALID_REQUEST, '"method" must be a string')
+    if method not in METHODS:
+        raise RpcError(
+            METHOD_NOT_FOUND, f"no method '{method[:64]}'; this agent offers " + ", ".join(METHODS)
+        )
+    if not isinstance(params, dict):
+        raise RpcError(INVALID_PARAMS, '"params" must be an object')
+    op, version = METHODS[method]
+    return Call(id=request_id, op=op, version=version, params=params)
+
+
+def request_id(raw: bytes) -> Any:
+    """The id of a request that failed to parse, when it has one (else null)."""
+    try:
+        body = json.loads(raw or b"")
+    except ValueError:
+        return None
+    return body.get("id") if isinstance(body, dict) else None
+
+
+def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
+    """The prompt and the soul (``metadata.soul``) of a send's message."""
+    message = params.get("message")
+    if not isinstance(message, dict):
+        raise RpcError(INVALID_PARAMS, "params.message: an object with parts is required")
+    if message.get("taskId"):
+        raise RpcError(
+            UNSUPPORTED_OPERATION,
+            "a task here takes one message; send a new message without taskId",
+        )
+    parts = message.get("parts")
+    if not isinstance(parts, list) or not parts:
+        raise RpcError(INVALID_PARAMS, "params.message.parts: a non-empty list is required")
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            raise RpcError(
+                CONTENT_TYPE_NOT_SUPPORTED, "only text parts are accepted (defaultInputModes)"
+            )
+    text = "\n\n".join(t for t in texts if t.strip())
+    if not text:
+        raise RpcError(INVALID_PARAMS, "params.message.parts: the text is empty")
+    soul = None
+    for metadata in (message.get("metadata"), params.get("metadata")):
+        if isinstance(metadata, dict) and isinstance(metadata.get("soul"), str):
+            soul = metadata["soul"]
+            break
+    return text, soul
+
+
+def task_id(params: dict[str, Any]) -> str:
+    """``params.id`` (or a v1.0 resource name ``tasks/{id}``)."""
+    value = params.get("id")
+    if value is None and isinstance(params.get("name"), str):
+        value = params["name"].removeprefix("tasks/")
+    if not isinstance(value, str) or not value:
+        raise RpcError(INVALID_PARAMS, "params.id: the task id is required")
+    return value
+
+
+def _part(text: str, version: Version) -> dict[str, Any]:
+    return {"kind": "text", "text": text} if version == "0.3" else {"text": text}
+
+
+def _message(
+    job: Job, role: Literal["user", "agent"], text: str, message_id: str, version: Version
+) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "messageId": message_id,
+        "role": role if version == "0.3" else f"ROLE_{role.upper()}",
+        "parts": [_part(text, version)],
+        "taskId": job.job_id,
+        "contextId": job.run.session_id,
+    }
+    if version == "0.3":
+        message["kind"] = "message"
+    return message
+
+
+def render_task(job: Job, version: Version, history_length: int | None = None) -> dict[str, Any]:
+    """The job as an A2A Task."""
+    state = job.state
+    status: dict[str, Any] = {
+        "state": _STATES[version][state],
+        "timestamp": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+    }
+    error = job.error() if job.done else None
+    if error:
+        status["message"] = _message(job, "agent", error, f"{job.job_id}-status", version)
+    history = [_message(job, "user", job.prompt, f"{job.job_id}-prompt", version)]
+    if history_length is not None:
+        history = history[-history_length:] if history_length > 0 else []
+    task: dict[str, Any] = {
+        "id": job.job_id,
+        "contextId": job.run.session_id,
+        "status": status,
+        "history": history,
+        "metadata": {"runId": job.run.run_id, "soul": job.soul},
+    }
+    answer = job.answer() if job.done else ""
+    if answer:
+        task["artifacts"] = [
+            {
+                "artifactId": f"{job.job_id}-answer",
+                "name": "answer",
+                "parts": [_part(answer, version)],
+            }
+        ]
+    if version == "0.3":
+        task["kind"] = "task"
+    return task
+
+
+def _history_length(params: dict[str, Any]) -> int | None:
+    config = params.get("configuration")
+    value = params.get("historyLength")
+    if value is None and isinstance(config, dict):
+        value = config.get("historyLength")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RpcError(INVALID_PARAMS, "historyLength: a whole number ≥ 0")
+    return value
+
+
+def _blocking(params: dict[str, Any], version: Version) -> bool:
+    config = params.get("configuration")
+    if not isinstance(config, dict):
+        return True
+    if version == "1.0":
+        return config.get("returnImmediately") is not True
+    return config.get("blocking") is not False
+
+
+def _rpc_error(exc: ResolveError) -> RpcError:
+    if exc.status == 400:
+        return RpcError(INVALID_PARAMS, exc.message)
+    if exc.status == 404:
+        return RpcError(TASK_NOT_FOUND, exc.message)
+    if exc.status == 409:
+        return RpcError(SERVER_ERROR, exc.message)
+    return RpcError(INTERNAL_ERROR, exc.message)
+
+
+async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEND_WAIT) -> Any:
+    """Run one parsed call for ``owner`` and return its ``result``."""
+    params, version = request.params, request.version
+    history = _history_length(params)
+    try:
+        if request.op == "send":
+            text, soul = message_text(params)
+            job = await jobs.submit(owner, text, soul)
+            if _blocking(params, version):
+                await jobs.wait(job, wait)
+            task = render_task(job, version, history)
+            return {"task": task} if version == "1.0" else task
+        job = jobs.get(owner, task_id(params))
+        if request.op == "cancel":
+            if job.done:
+                raise RpcError(
+                    TASK_NOT_CANCELABLE, f"task '{job.job_id}' already ended: {job.state}"
+                )
+            await jobs.cancel(owner, job.job_id)
+            await jobs.wait(job, 10.0)
+        return render_task(job, version, history)
+    except ResolveError as exc:
+        raise _rpc_error(exc) from exc
+
+
+def result(request_id: Any, value: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: Any, exc: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": exc.code, "message": exc.message}}
+
+
+async def handle(
+    jobs: JobManager, owner: str, raw: bytes, *, wait: float = SEND_WAIT
+) -> dict[str, Any]:
+    """One JSON-RPC request body in, one response object out (errors included)."""
+    try:
+        request = parse_call(raw)
+    except RpcError as exc:
+        return error(request_id(raw), exc)
+    try:
+        return result(request.id, await call(jobs, owner, request, wait=wait))
+    except RpcError as exc:
+        return error(request.id, exc)

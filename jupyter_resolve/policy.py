@@ -1,0 +1,34 @@
+"""Approval policy (pure): may a tool call run, must a person approve it, or is it denied?
+
+``c.Resolve.approval_policy`` maps a tool name or an effect (read, write, exec, network) to
+``auto``, ``ask`` or ``deny``. A tool's own name wins over its effect; without either, the
+tool's declared default applies (shell, artifacts.promote and network tools ask).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+Decision = Literal["auto", "ask", "deny"]
+DECISIONS = ("auto", "ask", "deny")
+EFFECTS = ("read", "write", "exec", "network")
+
+
+def decide(name: str, effect: str, default: str, policy: Mapping[str, str]) -> Decision:
+    for key in (name, effect):
+        value = policy.get(key)
+        if value in DECISIONS:
+            return value  # type: ignore[return-value]
+    return default if default in DECISIONS else "ask"  # type: ignore[return-value]
+
+
+def invalid_entries(policy: Mapping[str, str], tool_names: list[str]) -> list[str]:
+    """Policy entries that name no tool or effect, or no valid decision."""
+    problems = []
+    for key, value in policy.items():
+        if key not in tool_names and key not in EFFECTS:
+            problems.append(f"approval_policy: '{key}' is neither a tool nor an effect")
+        if value not in DECISIONS:
+            problems.append(f"approval_policy: '{key}': '{value}' is not auto, ask or deny")
+    return problems

@@ -1,0 +1,155 @@
+"""Tasks: the role chain Planner → Specialist → Evaluator → Tool agent as child runs of one
+task, streamed as one event stream (DESIGN 4).
+
+The plan goes to the specialist, its findings to the evaluator, the verdict to the tool agent —
+or back to the specialist once when the evaluator rejects. Every child event is re-sent in the
+task's stream tagged with its ``role`` (and carries its own ``run_id``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import NotFound, ResolveError
+from .models import ChatRequest
+from .runs.log import RunLog
+from .runs.manager import new_id
+from .runs.run import Run
+from .runs.stream import EventStream
+
+if TYPE_CHECKING:
+    from .gateway import Gateway
+
+DEFAULT_CHAIN = ("planner", "specialist", "evaluator", "tool-agent")
+REJECTED = re.compile(r"VERDICT:\s*reject", re.IGNORECASE)
+
+
+class TaskRequest(BaseModel):
+    """``POST /resolve/api/tasks``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal: str = Field(min_length=1, max_length=100_000)
+    chain: list[str] | None = Field(default=None, min_length=1, max_length=8)
+    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class Task(EventStream):
+    final_event = "task.completed"
+
+    def __init__(self, task_id: str, request: TaskRequest, session_id: str, log: RunLog) -> None:
+        super().__init__(log)
+        self.task_id = task_id
+        self.goal = request.goal
+        self.chain = list(request.chain or DEFAULT_CHAIN)
+        self.session_id = session_id
+        self.children: list[Run] = []
+        self.runner: asyncio.Task[None] | None = None
+        self.cancelled = False
+
+    def emit(self, event_type: str, data: dict[str, Any]) -> None:
+        self.append(event_type, {"task_id": self.task_id, **data})
+
+
+class TaskManager:
+    def __init__(self, gateway: Gateway, tasks_dir: Path, log: logging.Logger) -> None:
+        self.gateway = gateway
+        self.tasks_dir = tasks_dir
+        self.log = log
+        self.tasks: dict[str, Task] = {}
+
+    def start(self, request: TaskRequest) -> Task:
+        missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
+        if missing:
+            from .errors import BadRequest
+
+            raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
+        task_id = new_id("task")
+        session_id = request.session_id or new_id("session")
+        task = Task(task_id, request, session_id, RunLog(self.tasks_dir, task_id))
+        self.tasks[task_id] = task
+        task.emit(
+            "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
+        )
+        task.runner = asyncio.create_task(self._run(task))
+        return task
+
+    def get(self, task_id: str) -> Task:
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise NotFound(f"no task '{task_id}' in this server")
+        return task
+
+    async def cancel(self, task_id: str) -> Task:
+        task = self.get(task_id)
+        task.cancelled = True
+        for child in task.children:
+            if not child.completed:
+                await self.gateway.runs.cancel(child.run_id)
+        return task
+
+    async def _child(self, task: Task, soul: str, prompt: str) -> Run:
+        request = ChatRequest.model_validate(
+            {
+                "messages": [{"role": "user", "content": prompt}],
+                "soul": soul,
+                "session_id": task.session_id,
+            }
+        )
+        run = self.gateway.start_chat(request)
+        task.children.append(run)
+        async for event in run.watch():
+            if event is not None:
+                task.emit(event.type, {**event.data, "role": soul})
+        return run
+
+    async def _run(self, task: Task) -> None:
+        goal = f"Goal: {task.goal}"
+        notes: dict[str, str] = {}
+        reason, rejected_once = "stop", False
+        try:
+            queue = list(task.chain)
+            while queue:
+                soul = queue.pop(0)
+                prompt = "\n\n".join([goal, *(f"{k}:\n{v}" for k, v in notes.items())])
+                run = await self._child(task, soul, prompt)
+                if run.reason != "stop" or task.cancelled:
+                    reason = "cancelled" if task.cancelled else str(run.reason)
+                    break
+                text = run.text()
+                role = self.gateway.souls[soul].role
+                notes[
+                    {"planner": "Plan", "specialist": "Findings", "evaluator": "Verdict"}.get(
+                        role, f"{soul} said"
+                    )
+                ] = text
+                if role == "evaluator" and REJECTED.search(text) and not rejected_once:
+                    rejected_once = True
+                    specialist = next(
+                        (s for s in task.chain if self.gateway.souls[s].role == "specialist"),
+                        None,
+                    )
+                    if specialist is not None:
+                        queue[:0] = [specialist, soul]
+        except ResolveError as exc:
+            reason = "error"
+            task.emit("run.error", {"code": exc.code, "message": exc.message, "role": None})
+        except Exception as exc:  # a task always ends with task.completed
+            self.log.exception("task %s failed", task.task_id)
+            reason = "error"
+            task.emit("run.error", {"code": "internal", "message": str(exc), "role": None})
+        task.emit(
+            "task.completed",
+            {
+                "reason": reason,
+                "runs": [r.run_id for r in task.children],
+                "roles": [r.soul for r in task.children],
+                "rejected": rejected_once,
+            },
+        )

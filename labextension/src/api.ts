@@ -1,0 +1,125 @@
+/** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
+import { requestJSON, postJSON, requestRaw } from './request';
+import { IStreamOptions, streamRun } from './sse';
+import {
+  IArtifact,
+  IHealth,
+  IRunInfo,
+  ISoul,
+  validateArtifact,
+  validateArtifacts,
+  validateHealth,
+  validateRuns,
+  validateSouls
+} from './validate';
+
+/** An OpenAI-style chat message. */
+export interface IChatMessage {
+  readonly role: 'user' | 'assistant' | 'system';
+  readonly content: string;
+}
+
+/** The body of `POST resolve/api/chat`. */
+export interface IChatRequest {
+  readonly messages: IChatMessage[];
+  readonly session_id?: string;
+  readonly soul?: string;
+  readonly notebook?: string;
+}
+
+type StreamCallbacks = Omit<IStreamOptions, 'path' | 'init' | 'lastEventId'>;
+
+/** Start a chat run and read its events. */
+export function chat(body: IChatRequest, callbacks: StreamCallbacks): Promise<number> {
+  return streamRun({
+    ...callbacks,
+    path: 'chat',
+    init: {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' }
+    }
+  });
+}
+
+/** Start a task (the role chain) and read its events. */
+export async function task(
+  body: { readonly message: string; readonly session_id?: string },
+  callbacks: StreamCallbacks
+): Promise<number> {
+  const started = await postJSON<Record<string, unknown>>('tasks', body);
+  const id = String(started.task_id ?? started.id ?? '');
+  return streamRun({ ...callbacks, path: `tasks/${encodeURIComponent(id)}/events` });
+}
+
+/** Reattach to (or replay) a run from `lastEventId`. */
+export function events(
+  runId: string,
+  lastEventId: number,
+  callbacks: StreamCallbacks
+): Promise<number> {
+  return streamRun({
+    ...callbacks,
+    path: `runs/${encodeURIComponent(runId)}/events`,
+    lastEventId
+  });
+}
+
+/** `GET resolve/api/runs`. */
+export async function runs(sessionId?: string): Promise<IRunInfo[]> {
+  const query = sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : '';
+  return validateRuns(await requestJSON(`runs${query}`));
+}
+
+/** `POST resolve/api/runs/{id}/cancel`. */
+export async function cancel(runId: string): Promise<void> {
+  await postJSON(`runs/${encodeURIComponent(runId)}/cancel`, {});
+}
+
+/** `POST resolve/api/runs/{id}/approvals/{call_id}`. */
+export async function decide(
+  runId: string,
+  callId: string,
+  decision: 'approve' | 'deny'
+): Promise<void> {
+  await postJSON(
+    `runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(callId)}`,
+    { decision }
+  );
+}
+
+/** `GET resolve/api/health`. */
+export async function health(): Promise<IHealth> {
+  return validateHealth(await requestJSON('health'));
+}
+
+/** `GET resolve/api/souls`. */
+export async function souls(): Promise<ISoul[]> {
+  return validateSouls(await requestJSON('souls'));
+}
+
+/** `GET resolve/api/artifacts`. */
+export async function artifacts(): Promise<IArtifact[]> {
+  return validateArtifacts(await requestJSON('artifacts'));
+}
+
+/** `GET resolve/api/artifacts/{id}`. */
+export async function artifact(id: string): Promise<IArtifact> {
+  return validateArtifact(await requestJSON(`artifacts/${encodeURIComponent(id)}`));
+}
+
+/** `GET resolve/api/artifacts/{id}/content` as a Blob. */
+export async function artifactContent(id: string): Promise<Blob> {
+  const response = await requestRaw(`artifacts/${encodeURIComponent(id)}/content`);
+  return response.blob();
+}
+
+/** `POST resolve/api/artifacts`: promote one notebook output. */
+export async function promote(body: {
+  readonly notebook: string;
+  readonly cell_id: string;
+  readonly output_index: number;
+  readonly title?: string;
+}): Promise<IArtifact> {
+  return validateArtifact(await postJSON('artifacts', body));
+}

@@ -1,0 +1,175 @@
+/** Plugins only: the panel, its commands, and the notebook integration. */
+import {
+  ILabShell,
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, InputDialog, Notification } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Signal } from '@lumino/signaling';
+import * as api from './api';
+import { ChatModel, describeError } from './model';
+import { cellMessage, outputAt } from './notebook';
+import { ResolvePanel } from './panel/Panel';
+import { CommandIDs, IResolveChat } from './tokens';
+import { resolveIcon } from './icon';
+
+const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
+  id: 'jupyter-resolve-labextension:panel',
+  description: 'The Resolve panel: chat with the research agent, runs, sessions and artifacts.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry, ILabShell],
+  optional: [ICommandPalette, ILayoutRestorer],
+  provides: IResolveChat,
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    shell: ILabShell,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ): IResolveChat => {
+    const model = new ChatModel();
+    const panel = new ResolvePanel(model, rendermime);
+    panel.title.icon = resolveIcon;
+    panel.title.caption = 'Resolve';
+    shell.add(panel, 'right', { rank: 200 });
+    restorer?.add(panel, 'jupyter-resolve-panel');
+    void model.start();
+
+    app.commands.addCommand(CommandIDs.openPanel, {
+      label: 'Open the Resolve panel',
+      caption: 'Chat with the research agent',
+      execute: () => {
+        shell.activateById(panel.id);
+        panel.focusInput();
+      }
+    });
+    app.commands.addCommand(CommandIDs.newSession, {
+      label: 'Resolve: new session',
+      execute: () => {
+        model.newSession();
+        shell.activateById(panel.id);
+        panel.focusInput();
+      }
+    });
+    app.commands.addCommand(CommandIDs.stop, {
+      label: 'Resolve: stop the running answer',
+      isEnabled: () => model.busy,
+      execute: () => model.stop()
+    });
+    app.commands.addCommand(CommandIDs.openArtifacts, {
+      label: 'Resolve: artifacts',
+      execute: () => {
+        shell.activateById(panel.id);
+        panel.setTab('artifacts');
+      }
+    });
+    app.commands.addKeyBinding({
+      command: CommandIDs.openPanel,
+      keys: ['Accel Alt R'],
+      selector: 'body'
+    });
+    for (const command of [
+      CommandIDs.openPanel,
+      CommandIDs.newSession,
+      CommandIDs.stop,
+      CommandIDs.openArtifacts
+    ]) {
+      palette?.addItem({ command, category: 'Resolve' });
+    }
+
+    const artifactsChanged = new Signal<IResolveChat, void>({} as IResolveChat);
+    const chat: IResolveChat = {
+      send: async (text, options) => {
+        shell.activateById(panel.id);
+        panel.setTab('chat');
+        await model.send(text, options ?? {});
+      },
+      artifactsChanged,
+      notifyArtifactsChanged: () => {
+        panel.refreshArtifacts();
+        artifactsChanged.emit();
+      }
+    };
+    return chat;
+  }
+};
+
+const notebookPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-resolve-labextension:notebook',
+  description: 'Ask Resolve about a cell; promote a cell output to an artifact.',
+  autoStart: true,
+  requires: [IResolveChat, INotebookTracker],
+  activate: (app: JupyterFrontEnd, chat: IResolveChat, tracker: INotebookTracker): void => {
+    app.commands.addCommand(CommandIDs.askAboutCell, {
+      label: 'Ask Resolve about this cell',
+      isEnabled: () => tracker.activeCell !== null,
+      execute: async () => {
+        const panel = tracker.currentWidget;
+        const cell = tracker.activeCell;
+        if (!panel || !cell) {
+          return;
+        }
+        const answer = await InputDialog.getText({
+          title: 'Ask Resolve about this cell',
+          label: 'Your question',
+          text: 'Explain what this cell does and what its output shows.'
+        });
+        if (!answer.button.accept || !answer.value?.trim()) {
+          return;
+        }
+        const path = panel.context.path;
+        await chat.send(cellMessage(cell, path, answer.value), { notebook: path });
+      }
+    });
+    app.commands.addCommand(CommandIDs.promoteOutput, {
+      label: 'Promote output',
+      caption: 'Make this output an immutable artifact with provenance',
+      execute: async () => {
+        const panel = tracker.currentWidget;
+        const node = app.contextMenuHitTest(n => n.classList.contains('jp-OutputArea-child'));
+        const hit = panel && node ? outputAt(node, panel) : null;
+        if (!panel || !hit) {
+          Notification.warning('Right-click an output of a notebook cell to promote it.');
+          return;
+        }
+        try {
+          if (panel.context.model.dirty) {
+            await panel.context.save(); // the server promotes what is on disk
+          }
+          const artifact = await api.promote({
+            notebook: panel.context.path,
+            cell_id: hit.cell.model.id,
+            output_index: hit.index
+          });
+          Notification.success(`Promoted: ${artifact.title} (${artifact.id})`, {
+            autoClose: 5000,
+            actions: [
+              {
+                label: 'Show',
+                callback: () => void app.commands.execute(CommandIDs.openArtifacts)
+              }
+            ]
+          });
+          chat.notifyArtifactsChanged();
+        } catch (error) {
+          Notification.error(describeError(error, 'Promote output'));
+        }
+      }
+    });
+    app.contextMenu.addItem({
+      command: CommandIDs.askAboutCell,
+      selector: '.jp-Notebook .jp-Cell',
+      rank: 20
+    });
+    app.contextMenu.addItem({
+      command: CommandIDs.promoteOutput,
+      selector: '.jp-Notebook .jp-OutputArea-child',
+      rank: 0
+    });
+  }
+};
+
+export default [panelPlugin, notebookPlugin];

@@ -1,0 +1,408 @@
+/**
+ * The panel's state: sessions, turns, the live run, souls, the model answering. It calls the
+ * API (api.ts) and folds events with run.ts; React components render it and call its methods.
+ */
+import { ISignal, Signal } from '@lumino/signaling';
+import * as api from './api';
+import { ResolveRequestError } from './request';
+import { answerText, applyEvent, emptyRun, IRunView, isFinished } from './run';
+import { IHealth, IRunEvent, IRunInfo, ISoul } from './validate';
+
+/** One exchange: what the person asked and the run that answered. */
+export interface ITurn {
+  user: string;
+  run: IRunView;
+}
+
+/** A session as the panel lists it. */
+export interface ISessionInfo {
+  readonly id: string;
+  readonly title: string;
+  readonly runs: number;
+  readonly startedAt: number;
+}
+
+interface IStoredSession {
+  id: string;
+  title: string;
+  startedAt: number;
+  /** run id → the prompt that started it (prompts are not in the run log). */
+  prompts: { [runId: string]: string };
+}
+
+interface IStoredLive {
+  sessionId: string;
+  user: string;
+  run: IRunView;
+}
+
+const KEY = 'jupyter-resolve:';
+const LIVE_KEY = KEY + 'live';
+const SESSIONS_KEY = KEY + 'sessions';
+const CURRENT_KEY = KEY + 'current-session';
+
+function load<T>(key: string, fallback: T): T {
+  try {
+    const raw = window.localStorage.getItem(key);
+    return raw ? (JSON.parse(raw) as T) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function save(key: string, value: unknown): void {
+  try {
+    if (value === null) {
+      window.localStorage.removeItem(key);
+    } else {
+      window.localStorage.setItem(key, JSON.stringify(value));
+    }
+  } catch {
+    // storage full or disabled: reattach falls back to a replay from the start
+  }
+}
+
+/** A message to show about an endpoint that is missing or failing. */
+export function describeError(error: unknown, what: string): string {
+  if (error instanceof ResolveRequestError) {
+    if (error.notAvailable) {
+      return `${what} is not available on this server yet (${error.message}).`;
+    }
+    if (error.status === 403) {
+      return `${what}: refused (403) — the page may have lost its login; reload it.`;
+    }
+    return `${what}: ${error.message}`;
+  }
+  return `${what}: ${(error as Error)?.message ?? String(error)}`;
+}
+
+/** The panel's model. */
+export class ChatModel {
+  /** Emitted on every change; the view re-renders. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  sessionId: string | null = null;
+  turns: ITurn[] = [];
+  health: IHealth | null = null;
+  healthError: string | null = null;
+  souls: ISoul[] = [];
+  soulsError: string | null = null;
+  soul = '';
+  mode: 'chat' | 'task' = 'chat';
+  error: string | null = null;
+  notice: string | null = null;
+
+  /** The run being streamed, if any. */
+  get live(): ITurn | null {
+    const last = this.turns[this.turns.length - 1];
+    return this._streaming && last ? last : null;
+  }
+
+  get busy(): boolean {
+    return this._streaming;
+  }
+
+  /** Describe the model answering, e.g. "offline scripted model". */
+  get modelLabel(): string {
+    const live = this.turns[this.turns.length - 1]?.run.model;
+    if (this.health?.providerName === 'scripted') {
+      return 'offline scripted model';
+    }
+    if (this.health) {
+      const model = live || this.health.model;
+      return model ? `${this.health.providerName} · ${model}` : this.health.providerName;
+    }
+    return live || 'model unknown';
+  }
+
+  /** Load health, souls and the session of the last visit; reattach to a live run. */
+  async start(): Promise<void> {
+    void this.refreshHealth();
+    void this.refreshSouls();
+    const live = load<IStoredLive | null>(LIVE_KEY, null);
+    const current = live?.sessionId ?? load<string | null>(CURRENT_KEY, null);
+    if (current) {
+      await this.openSession(current, live);
+    }
+  }
+
+  async refreshHealth(): Promise<void> {
+    try {
+      this.health = await api.health();
+      this.healthError = this.health.problems.join('; ') || null;
+    } catch (error) {
+      this.healthError = describeError(error, 'Health');
+    }
+    this._emit();
+  }
+
+  async refreshSouls(): Promise<void> {
+    try {
+      this.souls = await api.souls();
+      this.soulsError = null;
+    } catch (error) {
+      this.souls = [];
+      this.soulsError = describeError(error, 'Souls');
+    }
+    this._emit();
+  }
+
+  /** Start an empty session (the server names it on the first run). */
+  newSession(): void {
+    if (this._streaming) {
+      return;
+    }
+    this.sessionId = null;
+    this.turns = [];
+    this.error = null;
+    save(CURRENT_KEY, null);
+    this._emit();
+  }
+
+  /** Sessions known to this browser and to the server's runs list. */
+  async listSessions(): Promise<ISessionInfo[]> {
+    const stored = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
+    const byId = new Map<string, { title: string; runs: number; startedAt: number }>();
+    for (const s of Object.values(stored)) {
+      byId.set(s.id, { title: s.title, runs: Object.keys(s.prompts).length, startedAt: s.startedAt });
+    }
+    const runs = await api.runs();
+    const counts = new Map<string, number>();
+    for (const r of runs) {
+      counts.set(r.session_id, (counts.get(r.session_id) ?? 0) + 1);
+      if (!byId.has(r.session_id)) {
+        byId.set(r.session_id, { title: r.session_id, runs: 0, startedAt: r.started_at * 1000 });
+      }
+    }
+    return [...byId.entries()]
+      .map(([id, s]) => ({ id, title: s.title, runs: counts.get(id) ?? s.runs, startedAt: s.startedAt }))
+      .sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  /** The server's runs, newest first. */
+  async listRuns(): Promise<IRunInfo[]> {
+    return (await api.runs()).sort((a, b) => b.started_at - a.started_at);
+  }
+
+  /**
+   * Show a session: replay each of its runs from the run log; a live run is followed to its
+   * end. With `live` (cached at the last event seen before a reload) the live run resumes from
+   * its `lastEventId` with `Last-Event-ID` rather than from the start.
+   */
+  async openSession(sessionId: string, live: IStoredLive | null = null): Promise<void> {
+    if (this._streaming) {
+      this.notice = 'Stop the running answer before switching sessions.';
+      this._emit();
+      return;
+    }
+    this.sessionId = sessionId;
+    this.turns = [];
+    this.error = null;
+    save(CURRENT_KEY, sessionId);
+    this._emit();
+    const stored = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {})[sessionId];
+    let runs: IRunInfo[];
+    try {
+      runs = (await api.runs(sessionId)).sort((a, b) => a.started_at - b.started_at);
+    } catch (error) {
+      this.error = describeError(error, 'Runs');
+      this._emit();
+      return;
+    }
+    const turns: ITurn[] = runs.map(info => ({
+      user: stored?.prompts[info.run_id] ?? '(the prompt was sent from another browser)',
+      run: emptyRun(info.started_at * 1000)
+    }));
+    this.turns = turns;
+    this._emit();
+    for (let i = 0; i < runs.length; i++) {
+      const info = runs[i];
+      const turn = turns[i];
+      if (live && live.run.runId === info.run_id) {
+        turn.run = live.run;
+        turn.user = live.user;
+      }
+      if (info.status === 'running') {
+        await this._follow(turn, info.run_id, turn.run.lastEventId);
+      } else {
+        await this._replay(turn, info.run_id);
+      }
+    }
+    if (live && !runs.some(r => r.run_id === live.run.runId)) {
+      save(LIVE_KEY, null);
+    }
+  }
+
+  /** Send a message in the current session (chat or task mode). */
+  async send(text: string, options: { notebook?: string } = {}): Promise<void> {
+    const message = text.trim();
+    if (!message || this._streaming) {
+      return;
+    }
+    const history: api.IChatMessage[] = [];
+    for (const turn of this.turns) {
+      history.push({ role: 'user', content: turn.user });
+      const answer = answerText(turn.run);
+      if (answer) {
+        history.push({ role: 'assistant', content: answer });
+      }
+    }
+    const turn: ITurn = { user: message, run: emptyRun(Date.now(), this.mode === 'task') };
+    this.turns = [...this.turns, turn];
+    this.error = null;
+    this._streaming = true;
+    this._emit();
+    const onEvent = (event: IRunEvent) => this._onEvent(turn, event);
+    const onInvalid = (error: Error) => console.warn('jupyter-resolve: skipped an event:', error);
+    try {
+      if (this.mode === 'task') {
+        await api.task(
+          { message, ...(this.sessionId ? { session_id: this.sessionId } : {}) },
+          { onEvent, onInvalid }
+        );
+        if (!turn.run.endedAt) {
+          turn.run.endedAt = Date.now();
+          turn.run.reason = turn.run.reason ?? 'stop';
+        }
+      } else {
+        await api.chat(
+          {
+            messages: [...history, { role: 'user', content: message }],
+            ...(this.sessionId ? { session_id: this.sessionId } : {}),
+            ...(this.soul ? { soul: this.soul } : {}),
+            ...(options.notebook ? { notebook: options.notebook } : {})
+          },
+          { onEvent, onInvalid }
+        );
+      }
+    } catch (error) {
+      this.error = describeError(error, this.mode === 'task' ? 'Task' : 'Chat');
+      if (!turn.run.endedAt) {
+        turn.run.endedAt = Date.now();
+      }
+    } finally {
+      this._streaming = false;
+      save(LIVE_KEY, null);
+      this._emit();
+    }
+  }
+
+  /** Cancel the live run. */
+  async stop(): Promise<void> {
+    const live = this.live;
+    if (!live?.run.runId) {
+      return;
+    }
+    const ids = [live.run.runId, ...live.run.steps.filter(s => !s.done).map(s => s.runId)];
+    try {
+      for (const id of ids) {
+        await api.cancel(id);
+      }
+    } catch (error) {
+      this.error = describeError(error, 'Stop');
+      this._emit();
+    }
+  }
+
+  /** Approve or deny a waiting call. */
+  async decide(run: IRunView, callId: string, decision: 'approve' | 'deny'): Promise<void> {
+    const stepRun = run.steps.find(s => !s.done)?.runId ?? run.runId;
+    try {
+      await api.decide(run.task ? stepRun : run.runId, callId, decision);
+    } catch (error) {
+      this.error = describeError(error, 'Approval');
+      this._emit();
+    }
+  }
+
+  setSoul(soul: string): void {
+    this.soul = soul;
+    this._emit();
+  }
+
+  setMode(mode: 'chat' | 'task'): void {
+    this.mode = mode;
+    this._emit();
+  }
+
+  dismiss(): void {
+    this.error = null;
+    this.notice = null;
+    this._emit();
+  }
+
+  private _onEvent(turn: ITurn, event: IRunEvent): void {
+    const first = !turn.run.runId;
+    applyEvent(turn.run, event);
+    if (first && turn.run.runId) {
+      this.sessionId = turn.run.sessionId || this.sessionId;
+      if (this.sessionId) {
+        save(CURRENT_KEY, this.sessionId);
+        const sessions = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
+        const s = sessions[this.sessionId] ?? {
+          id: this.sessionId,
+          title: turn.user.slice(0, 60),
+          startedAt: Date.now(),
+          prompts: {}
+        };
+        s.prompts[turn.run.runId] = turn.user;
+        sessions[this.sessionId] = s;
+        save(SESSIONS_KEY, sessions);
+      }
+    }
+    if (this._streaming && turn.run.runId && !turn.run.task) {
+      this._cacheLive(turn);
+    }
+    this._emit();
+  }
+
+  private _cacheLive(turn: ITurn): void {
+    if (isFinished(turn.run)) {
+      save(LIVE_KEY, null);
+      return;
+    }
+    const now = Date.now();
+    if (now - this._lastCache < 250 && turn.run.parts[turn.run.parts.length - 1]?.kind === 'text') {
+      return; // text deltas: at most four writes a second; other events always
+    }
+    this._lastCache = now;
+    const live: IStoredLive = { sessionId: turn.run.sessionId, user: turn.user, run: turn.run };
+    const raw = JSON.stringify(live);
+    save(LIVE_KEY, raw.length < 2_000_000 ? live : null);
+  }
+
+  private async _replay(turn: ITurn, runId: string): Promise<void> {
+    try {
+      await api.events(runId, 0, { onEvent: e => { applyEvent(turn.run, e); this._emit(); } });
+    } catch (error) {
+      turn.run.errors.push(describeError(error, 'Replay'));
+      this._emit();
+    }
+  }
+
+  private async _follow(turn: ITurn, runId: string, lastEventId: number): Promise<void> {
+    this._streaming = true;
+    this._emit();
+    try {
+      await api.events(runId, lastEventId, {
+        onEvent: e => this._onEvent(turn, e)
+      });
+    } catch (error) {
+      this.error = describeError(error, 'Reattach');
+    } finally {
+      this._streaming = false;
+      save(LIVE_KEY, null);
+      this._emit();
+    }
+  }
+
+  private _emit(): void {
+    this._changed.emit();
+  }
+
+  private _changed = new Signal<this, void>(this);
+  private _streaming = false;
+  private _lastCache = 0;
+}

@@ -1,0 +1,231 @@
+/** Sessions, runs and artifacts: lists that load on open and act on a click. */
+import { Clipboard } from '@jupyterlab/apputils';
+import * as React from 'react';
+import * as api from '../api';
+import { ChatModel, describeError, ISessionInfo } from '../model';
+import { IArtifact, IRunInfo } from '../validate';
+
+function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | null, string | null, () => void] {
+  const [value, setValue] = React.useState<T | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [generation, setGeneration] = React.useState(0);
+  React.useEffect(() => {
+    let live = true;
+    load().then(
+      v => live && (setValue(v), setError(null)),
+      e => live && setError(String(e?.message ?? e))
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, generation]);
+  return [value, error, () => setGeneration(g => g + 1)];
+}
+
+function when(seconds: number): string {
+  return new Date(seconds).toLocaleString();
+}
+
+export function Sessions(props: {
+  readonly model: ChatModel;
+  readonly onOpen: () => void;
+}): JSX.Element {
+  const [sessions, error, reload] = useLoad<ISessionInfo[]>(() => props.model.listSessions(), []);
+  return (
+    <div className="jp-resolve-list">
+      <div className="jp-resolve-list-actions">
+        <button
+          className="jp-mod-styled jp-mod-accept"
+          onClick={() => {
+            props.model.newSession();
+            props.onOpen();
+          }}
+        >
+          New session
+        </button>
+        <button className="jp-mod-styled" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      {error && <div className="jp-resolve-error">{error}</div>}
+      {sessions && !sessions.length && <div className="jp-resolve-empty">No sessions yet.</div>}
+      <ul>
+        {sessions?.map(s => (
+          <li key={s.id}>
+            <button
+              className={`jp-resolve-row ${s.id === props.model.sessionId ? 'jp-mod-current' : ''}`}
+              onClick={() => {
+                props.onOpen();
+                void props.model.openSession(s.id);
+              }}
+            >
+              <span className="jp-resolve-row-title">{s.title}</span>
+              <span className="jp-resolve-row-meta">
+                {s.runs} run{s.runs === 1 ? '' : 's'} · {when(s.startedAt)}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => void }): JSX.Element {
+  const [runs, error, reload] = useLoad<IRunInfo[]>(() => props.model.listRuns(), []);
+  return (
+    <div className="jp-resolve-list">
+      <div className="jp-resolve-list-actions">
+        <button className="jp-mod-styled" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      {error && <div className="jp-resolve-error">{error}</div>}
+      {runs && !runs.length && <div className="jp-resolve-empty">No runs yet.</div>}
+      <ul>
+        {runs?.map(r => (
+          <li key={r.run_id}>
+            <button
+              className="jp-resolve-row"
+              title="Replay this run's session"
+              onClick={() => {
+                props.onOpen();
+                void props.model.openSession(r.session_id);
+              }}
+            >
+              <span className="jp-resolve-row-title">{r.run_id}</span>
+              <span className="jp-resolve-row-meta">
+                {r.status === 'running' ? 'running' : r.reason} · {r.soul ?? 'default'} ·{' '}
+                {r.events} events · {when(r.started_at * 1000)}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
+  const { artifact } = props;
+  const [url, setUrl] = React.useState<string | null>(null);
+  const [text, setText] = React.useState<string | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  React.useEffect(() => {
+    let objectUrl: string | null = null;
+    let live = true;
+    api.artifactContent(artifact.id).then(
+      async blob => {
+        if (!live) {
+          return;
+        }
+        if (artifact.media_type.startsWith('image/')) {
+          const typed = blob.type ? blob : new Blob([blob], { type: artifact.media_type });
+          objectUrl = URL.createObjectURL(typed);
+          setUrl(objectUrl);
+        } else {
+          const body = await blob.text();
+          setText(body.length > 20000 ? body.slice(0, 20000) + '\n[… preview cut]' : body);
+        }
+      },
+      e => live && setError(describeError(e, 'Content'))
+    );
+    return () => {
+      live = false;
+      if (objectUrl) {
+        URL.revokeObjectURL(objectUrl);
+      }
+    };
+  }, [artifact.id]);
+  const source = Object.entries(artifact.source).filter(([, v]) => v !== null && v !== '');
+  return (
+    <div className="jp-resolve-artifact-preview">
+      {error && <div className="jp-resolve-error">{error}</div>}
+      {url && <img className="jp-resolve-image" src={url} alt={artifact.title} />}
+      {text !== null && <pre className="jp-resolve-tool-output">{text}</pre>}
+      <dl className="jp-resolve-provenance" aria-label="provenance">
+        <dt>id</dt>
+        <dd>
+          <code>{artifact.id}</code>{' '}
+          <button className="jp-resolve-link" onClick={() => Clipboard.copyToSystem(artifact.id)}>
+            Copy id
+          </button>
+        </dd>
+        <dt>sha256</dt>
+        <dd>
+          <code>{artifact.sha256.slice(0, 16)}…</code>
+        </dd>
+        <dt>type</dt>
+        <dd>
+          {artifact.media_type} · {artifact.size} bytes
+        </dd>
+        {source.map(([k, v]) => (
+          <React.Fragment key={k}>
+            <dt>{k}</dt>
+            <dd>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>
+          </React.Fragment>
+        ))}
+        {artifact.created_by && (
+          <>
+            <dt>by</dt>
+            <dd>{String(artifact.created_by)}</dd>
+          </>
+        )}
+        {artifact.created_at && (
+          <>
+            <dt>when</dt>
+            <dd>{String(artifact.created_at)}</dd>
+          </>
+        )}
+      </dl>
+    </div>
+  );
+}
+
+export function Artifacts(props: { readonly generation: number }): JSX.Element {
+  const [list, setList] = React.useState<IArtifact[] | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [selected, setSelected] = React.useState<string | null>(null);
+  const [generation, setGeneration] = React.useState(0);
+  React.useEffect(() => {
+    api.artifacts().then(
+      a => {
+        setList(a);
+        setError(null);
+      },
+      e => setError(describeError(e, 'Artifacts'))
+    );
+  }, [props.generation, generation]);
+  return (
+    <div className="jp-resolve-list jp-resolve-artifacts">
+      <div className="jp-resolve-list-actions">
+        <button className="jp-mod-styled" onClick={() => setGeneration(g => g + 1)}>
+          Refresh
+        </button>
+      </div>
+      {error && <div className="jp-resolve-error">{error}</div>}
+      {list && !list.length && (
+        <div className="jp-resolve-empty">
+          No artifacts yet. Right-click a cell output and choose “Promote output”.
+        </div>
+      )}
+      <ul>
+        {list?.map(a => (
+          <li key={a.id}>
+            <button
+              className={`jp-resolve-row ${a.id === selected ? 'jp-mod-current' : ''}`}
+              aria-expanded={a.id === selected}
+              onClick={() => setSelected(a.id === selected ? null : a.id)}
+            >
+              <span className="jp-resolve-row-title">{a.title}</span>
+              <span className="jp-resolve-row-meta">
+                {a.media_type} · {a.id.slice(0, 24)}
+              </span>
+            </button>
+            {a.id === selected && <Preview artifact={a} />}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,148 @@
+/** The right-sidebar panel: a header (model, soul, mode), tabs, and the active view. */
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import * as React from 'react';
+import { ChatModel } from '../model';
+import { Chat } from './Chat';
+import { Artifacts, Runs, Sessions } from './Lists';
+
+/** The panel's tabs. */
+export type Tab = 'chat' | 'sessions' | 'runs' | 'artifacts';
+const TABS: Tab[] = ['chat', 'sessions', 'runs', 'artifacts'];
+const LABELS: { [t in Tab]: string } = {
+  chat: 'Chat',
+  sessions: 'Sessions',
+  runs: 'Runs',
+  artifacts: 'Artifacts'
+};
+
+function Header(props: { readonly model: ChatModel }): JSX.Element {
+  const { model } = props;
+  return (
+    <div className="jp-resolve-header">
+      <span className="jp-resolve-model" title="The model answering">
+        {model.modelLabel}
+      </span>
+      {model.healthError && (
+        <span className="jp-resolve-warning" title={model.healthError}>
+          ⚠ {model.healthError}
+        </span>
+      )}
+      <div className="jp-resolve-header-controls">
+        <label className="jp-resolve-mode">
+          <span className="jp-resolve-sr">Mode</span>
+          <select
+            value={model.mode}
+            aria-label="Mode"
+            onChange={e => model.setMode(e.target.value as 'chat' | 'task')}
+          >
+            <option value="chat">Chat</option>
+            <option value="task">Task (role chain)</option>
+          </select>
+        </label>
+        <label className="jp-resolve-soul">
+          <span className="jp-resolve-sr">Soul</span>
+          <select
+            value={model.soul}
+            aria-label="Soul"
+            title={model.soulsError ?? 'The role the agent takes'}
+            disabled={model.mode === 'task'}
+            onChange={e => model.setSoul(e.target.value)}
+          >
+            <option value="">default soul</option>
+            {model.souls.map(s => (
+              <option key={s.name} value={s.name} title={s.description}>
+                {s.name}
+                {s.role && s.role !== s.name ? ` (${s.role})` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+    </div>
+  );
+}
+
+function PanelView(props: {
+  readonly model: ChatModel;
+  readonly rendermime: IRenderMimeRegistry;
+  readonly panel: ResolvePanel;
+}): JSX.Element {
+  const { panel } = props;
+  const select = (tab: Tab) => panel.setTab(tab);
+  return (
+    <>
+      <Header model={props.model} />
+      <div className="jp-resolve-tabs" role="tablist" aria-label="Resolve views">
+        {TABS.map(t => (
+          <button
+            key={t}
+            role="tab"
+            id={`jp-resolve-tab-${t}`}
+            aria-selected={panel.tab === t}
+            className={`jp-resolve-tab ${panel.tab === t ? 'jp-mod-current' : ''}`}
+            onClick={() => select(t)}
+            onKeyDown={e => {
+              const i = TABS.indexOf(t);
+              if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+                const next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length];
+                select(next);
+                document.getElementById(`jp-resolve-tab-${next}`)?.focus();
+              }
+            }}
+          >
+            {LABELS[t]}
+          </button>
+        ))}
+      </div>
+      <div className="jp-resolve-body" role="tabpanel" aria-labelledby={`jp-resolve-tab-${panel.tab}`}>
+        {panel.tab === 'chat' && <Chat model={props.model} rendermime={props.rendermime} />}
+        {panel.tab === 'sessions' && <Sessions model={props.model} onOpen={() => select('chat')} />}
+        {panel.tab === 'runs' && <Runs model={props.model} onOpen={() => select('chat')} />}
+        {panel.tab === 'artifacts' && <Artifacts generation={panel.artifactsGeneration} />}
+      </div>
+    </>
+  );
+}
+
+/** The Lumino widget hosting the React view. */
+export class ResolvePanel extends ReactWidget {
+  constructor(
+    readonly model: ChatModel,
+    readonly rendermime: IRenderMimeRegistry
+  ) {
+    super();
+    this.id = 'jp-resolve-panel';
+    this.addClass('jp-resolve-panel');
+  }
+
+  tab: Tab = 'chat';
+  artifactsGeneration = 0;
+
+  setTab(tab: Tab): void {
+    this.tab = tab;
+    this.update();
+  }
+
+  /** Refresh the artifacts view (after a promotion). */
+  refreshArtifacts(): void {
+    this.artifactsGeneration++;
+    this.update();
+  }
+
+  /** Put the keyboard focus in the message box. */
+  focusInput(): void {
+    this.setTab('chat');
+    requestAnimationFrame(() =>
+      this.node.querySelector<HTMLTextAreaElement>('.jp-resolve-input')?.focus()
+    );
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <UseSignal signal={this.model.changed}>
+        {() => <PanelView model={this.model} rendermime={this.rendermime} panel={this} />}
+      </UseSignal>
+    );
+  }
+}

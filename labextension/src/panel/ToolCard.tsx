@@ -1,0 +1,69 @@
+/** A tool call: name, status, arguments, output, images; Approve/Deny while it waits. */
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import * as React from 'react';
+import { IToolCall } from '../run';
+import { MimeOutput } from './Rendered';
+
+const STATUS_LABEL: { [status: string]: string } = {
+  requested: 'requested',
+  waiting: 'waiting for approval',
+  denied: 'denied',
+  running: 'running…',
+  done: 'done',
+  failed: 'failed'
+};
+
+function formatArguments(args: unknown): string {
+  if (args && typeof args === 'object' && 'code' in args && Object.keys(args).length === 1) {
+    return String((args as { code: unknown }).code);
+  }
+  return JSON.stringify(args, null, 2);
+}
+
+export function ToolCard(props: {
+  readonly call: IToolCall;
+  readonly rendermime: IRenderMimeRegistry;
+  readonly onDecide?: (decision: 'approve' | 'deny') => void;
+}): JSX.Element {
+  const { call } = props;
+  const [open, setOpen] = React.useState(true);
+  return (
+    <div className={`jp-resolve-tool jp-resolve-tool-${call.status}`} data-call-id={call.callId}>
+      <button
+        className="jp-resolve-tool-header"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+        title="Show or hide the details"
+      >
+        <span className="jp-resolve-tool-name">{call.name}</span>
+        <span className="jp-resolve-tool-status">{STATUS_LABEL[call.status] ?? call.status}</span>
+        {call.ms !== null && <span className="jp-resolve-tool-ms">{call.ms} ms</span>}
+      </button>
+      {call.status === 'waiting' && props.onDecide && (
+        <div className="jp-resolve-approval" role="group" aria-label="Approve or deny this call">
+          <span>The agent wants to run this {call.name} call.</span>
+          <button className="jp-mod-styled jp-mod-accept" onClick={() => props.onDecide!('approve')}>
+            Approve
+          </button>
+          <button className="jp-mod-styled jp-mod-reject" onClick={() => props.onDecide!('deny')}>
+            Deny
+          </button>
+        </div>
+      )}
+      {open && (
+        <div className="jp-resolve-tool-body">
+          <pre className="jp-resolve-tool-args" aria-label="arguments">
+            {formatArguments(call.arguments)}
+          </pre>
+          {call.output && (
+            <pre className="jp-resolve-tool-output" aria-label="output">
+              {call.output}
+              {call.truncated ? '\n[output truncated]' : ''}
+            </pre>
+          )}
+          {call.mime && <MimeOutput rendermime={props.rendermime} bundle={call.mime} />}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,234 @@
+/**
+ * The view of one run, folded from its events (pure: no I/O, no DOM). The panel renders it;
+ * it is plain JSON so a live run can be cached and resumed after a reload.
+ */
+import { IRunEvent, MimeBundle } from './validate';
+
+/** Where a tool call stands. */
+export type ToolStatus = 'requested' | 'waiting' | 'denied' | 'running' | 'done' | 'failed';
+
+/** A tool card. */
+export interface IToolCall {
+  callId: string;
+  name: string;
+  arguments: unknown;
+  status: ToolStatus;
+  approved: boolean;
+  output: string;
+  mime: MimeBundle | null;
+  truncated: boolean;
+  ms: number | null;
+}
+
+/** A piece of the answer, in arrival order. */
+export type Part =
+  | { kind: 'text'; text: string }
+  | { kind: 'reasoning'; text: string }
+  | { kind: 'tool'; callId: string }
+  | { kind: 'step'; runId: string; soul: string };
+
+/** One run as the panel shows it. */
+export interface IRunView {
+  runId: string;
+  sessionId: string;
+  model: string;
+  soul: string | null;
+  budget: number | null;
+  parts: Part[];
+  tools: { [callId: string]: IToolCall };
+  promptTokens: number;
+  completionTokens: number;
+  rounds: number | null;
+  reason: string | null;
+  summary: string | null;
+  errors: string[];
+  startedAt: number;
+  endedAt: number | null;
+  lastEventId: number;
+  /** Task mode: the role chain's steps (child runs), in order. */
+  steps: { runId: string; soul: string; done: boolean }[];
+  /** A task (role chain): every `run.started` opens a step; the stream's end ends the view. */
+  task: boolean;
+}
+
+/** An empty view, before `run.started`. */
+export function emptyRun(now: number = Date.now(), task = false): IRunView {
+  return {
+    runId: '',
+    sessionId: '',
+    model: '',
+    soul: null,
+    budget: null,
+    parts: [],
+    tools: {},
+    promptTokens: 0,
+    completionTokens: 0,
+    rounds: null,
+    reason: null,
+    summary: null,
+    errors: [],
+    startedAt: now,
+    endedAt: null,
+    lastEventId: 0,
+    steps: [],
+    task
+  };
+}
+
+function appendText(run: IRunView, kind: 'text' | 'reasoning', text: string): void {
+  const last = run.parts[run.parts.length - 1];
+  if (last && last.kind === kind) {
+    last.text += text;
+  } else {
+    run.parts.push({ kind, text });
+  }
+}
+
+function tool(run: IRunView, callId: string, name?: string): IToolCall {
+  let call = run.tools[callId];
+  if (!call) {
+    call = {
+      callId,
+      name: name ?? 'tool',
+      arguments: {},
+      status: 'requested',
+      approved: false,
+      output: '',
+      mime: null,
+      truncated: false,
+      ms: null
+    };
+    run.tools[callId] = call;
+    run.parts.push({ kind: 'tool', callId });
+  }
+  if (name) {
+    call.name = name;
+  }
+  return call;
+}
+
+/** True once the run (or, in a task, the whole chain) has ended. */
+export function isFinished(run: IRunView): boolean {
+  return run.endedAt !== null;
+}
+
+/**
+ * Fold one event into the view (in place) and return it. In a task stream, events of child
+ * runs carry their own run_id: each child's `run.started` opens a step, and only the task's own
+ * `run.completed` (or the last one, when there is no parent id) ends the view.
+ */
+export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.now()): IRunView {
+  const d = event.data;
+  if (Number.isFinite(event.seq)) {
+    run.lastEventId = Math.max(run.lastEventId, event.seq);
+  }
+  switch (event.type) {
+    case 'run.started': {
+      const open = run.task || (run.runId !== '' && (d.run_id !== run.runId || d.parent));
+      if (!run.runId) {
+        run.runId = String(d.task_id ?? d.run_id);
+        run.sessionId = String(d.session_id ?? '');
+        run.model = String(d.model ?? '');
+        run.soul = d.soul ?? null;
+        run.budget = d.budget?.rounds ?? null;
+      }
+      if (open) {
+        run.steps.push({ runId: d.run_id, soul: String(d.soul ?? d.role ?? 'step'), done: false });
+        run.parts.push({ kind: 'step', runId: d.run_id, soul: String(d.soul ?? d.role ?? 'step') });
+        if (d.model) {
+          run.model = String(d.model);
+        }
+      }
+      break;
+    }
+    case 'text.delta':
+      appendText(run, 'text', String(d.text ?? ''));
+      break;
+    case 'reasoning.delta':
+      appendText(run, 'reasoning', String(d.text ?? ''));
+      break;
+    case 'tool.requested': {
+      const call = tool(run, String(d.call_id), d.name);
+      call.arguments = d.arguments ?? {};
+      break;
+    }
+    case 'tool.approval': {
+      const call = tool(run, String(d.call_id), d.name);
+      if (d.arguments !== undefined) {
+        call.arguments = d.arguments;
+      }
+      if (d.state === 'waiting') {
+        call.status = 'waiting';
+      } else if (d.state === 'denied') {
+        call.status = 'denied';
+      } else if (d.state === 'approved') {
+        call.approved = true;
+        call.status = 'requested';
+      }
+      break;
+    }
+    case 'tool.started':
+      tool(run, String(d.call_id), d.name).status = 'running';
+      break;
+    case 'tool.completed': {
+      const call = tool(run, String(d.call_id), d.name);
+      call.status = call.status === 'denied' ? 'denied' : d.ok ? 'done' : 'failed';
+      call.output = String(d.output ?? '');
+      call.mime = d.mime ?? null;
+      call.truncated = Boolean(d.truncated);
+      call.ms = typeof d.ms === 'number' ? d.ms : null;
+      break;
+    }
+    case 'usage':
+      run.promptTokens += Number(d.prompt_tokens ?? 0);
+      run.completionTokens += Number(d.completion_tokens ?? 0);
+      break;
+    case 'run.error':
+      run.errors.push(d.code ? `${d.code}: ${d.message}` : String(d.message));
+      break;
+    case 'run.completed': {
+      const step = run.steps.find(s => s.runId === d.run_id);
+      if (step) {
+        step.done = true;
+        run.rounds = (run.rounds ?? 0) + Number(d.rounds ?? 0);
+        if (d.summary && typeof d.summary.text === 'string') {
+          run.summary = d.summary.text;
+        }
+        if (run.task || run.steps.some(s => !s.done)) {
+          break;
+        }
+      }
+      run.reason = String(d.reason ?? '');
+      if (typeof d.rounds === 'number') {
+        run.rounds = run.steps.length ? Math.max(run.rounds ?? 0, d.rounds) : d.rounds;
+      }
+      const summary = d.summary;
+      if (summary && typeof summary.text === 'string') {
+        run.summary = summary.text;
+      } else if (typeof summary === 'string') {
+        run.summary = summary;
+      }
+      run.endedAt = now;
+      for (const call of Object.values(run.tools)) {
+        if (call.status === 'running' || call.status === 'waiting' || call.status === 'requested') {
+          call.status = call.status === 'waiting' ? 'denied' : 'failed';
+        }
+      }
+      break;
+    }
+  }
+  return run;
+}
+
+/** The text of the answer (what goes back as the assistant message in history). */
+export function answerText(run: IRunView): string {
+  return run.parts
+    .filter((p): p is { kind: 'text'; text: string } => p.kind === 'text')
+    .map(p => p.text)
+    .join('');
+}
+
+/** Whether any call waits for a person's decision. */
+export function waitingCalls(run: IRunView): IToolCall[] {
+  return Object.values(run.tools).filter(c => c.status === 'waiting');
+}

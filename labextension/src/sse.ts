@@ -1,0 +1,153 @@
+/**
+ * A fetch-based server-sent events reader over `ServerConnection` (so auth and XSRF apply to
+ * streams too). It sends `Last-Event-ID` itself — browsers only do that for `EventSource` — and,
+ * when a stream breaks before `run.completed`, reconnects from the last id it saw.
+ */
+import { requestRaw, ResolveRequestError } from './request';
+import { IRunEvent, validateEvent } from './validate';
+
+/** One raw SSE frame. */
+export interface IFrame {
+  readonly id: string | null;
+  readonly event: string;
+  readonly data: string;
+}
+
+/**
+ * Incremental SSE parser: feed it text chunks split anywhere, get complete frames back.
+ * Comment lines (`:` keep-alives) are skipped; `data:` may lack the space.
+ */
+export class SSEParser {
+  private _buffer = '';
+  private _id: string | null = null;
+  private _event = '';
+  private _data: string[] = [];
+
+  /** Parse a chunk and return the frames it completed. */
+  feed(chunk: string): IFrame[] {
+    this._buffer += chunk;
+    const frames: IFrame[] = [];
+    let newline: number;
+    while ((newline = this._buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = this._buffer.slice(0, newline);
+      const width = this._buffer.startsWith('\r\n', newline) ? 2 : 1;
+      this._buffer = this._buffer.slice(newline + width);
+      if (line === '') {
+        if (this._data.length) {
+          frames.push({ id: this._id, event: this._event || 'message', data: this._data.join('\n') });
+        }
+        this._event = '';
+        this._data = [];
+        this._id = null;
+        continue;
+      }
+      if (line.startsWith(':')) {
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) {
+        value = value.slice(1);
+      }
+      if (field === 'id') {
+        this._id = value;
+      } else if (field === 'event') {
+        this._event = value;
+      } else if (field === 'data') {
+        this._data.push(value);
+      }
+    }
+    return frames;
+  }
+}
+
+/** Options of {@link streamRun}. */
+export interface IStreamOptions {
+  /** The first request: `chat` (POST) or `runs/{id}/events` (GET). */
+  readonly path: string;
+  readonly init?: RequestInit;
+  /** Resume after this event id (sent as `Last-Event-ID`). */
+  readonly lastEventId?: number;
+  readonly signal?: AbortSignal;
+  /** Called for each valid event, in order. */
+  readonly onEvent: (event: IRunEvent) => void;
+  /** Called for a frame that fails validation (it is skipped). */
+  readonly onInvalid?: (error: Error) => void;
+  /** How many times a broken stream is resumed before giving up. */
+  readonly retries?: number;
+}
+
+/**
+ * Read a run's events to its `run.completed`. A POST to `chat` that breaks after the run started
+ * is resumed with `GET runs/{id}/events` and `Last-Event-ID`. Resolves with the last event id.
+ */
+export async function streamRun(options: IStreamOptions): Promise<number> {
+  let lastId = options.lastEventId ?? 0;
+  let runId: string | null = null;
+  let path = options.path;
+  let init: RequestInit = options.init ?? {};
+  let retries = options.retries ?? 5;
+  for (;;) {
+    let completed = false;
+    try {
+      const headers = new Headers(init.headers);
+      if (lastId > 0) {
+        headers.set('Last-Event-ID', String(lastId));
+      }
+      headers.set('Accept', 'text/event-stream');
+      const response = await requestRaw(path, { ...init, headers, signal: options.signal });
+      runId = response.headers.get('X-Resolve-Run-Id') ?? runId;
+      if (!response.body) {
+        throw new ResolveRequestError('the stream has no body', response.status, 'no_body');
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      const parser = new SSEParser();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          break;
+        }
+        for (const frame of parser.feed(value)) {
+          let event: IRunEvent;
+          try {
+            event = validateEvent(frame.id, frame.event, frame.data);
+          } catch (error) {
+            options.onInvalid?.(error as Error);
+            continue;
+          }
+          if (Number.isFinite(event.seq)) {
+            if (event.seq <= lastId) {
+              continue; // already seen (a resumed stream never repeats, but be safe)
+            }
+            lastId = event.seq;
+          }
+          runId = event.data.run_id;
+          options.onEvent(event);
+          if (event.type === 'run.completed') {
+            completed = true;
+          }
+        }
+      }
+    } catch (error) {
+      if (options.signal?.aborted || (error as Error)?.name === 'AbortError') {
+        return lastId;
+      }
+      if (error instanceof ResolveRequestError && error.status >= 400 && error.status < 500) {
+        throw error;
+      }
+      if (runId === null || retries <= 0) {
+        throw error;
+      }
+    }
+    if (completed || options.signal?.aborted) {
+      return lastId;
+    }
+    if (runId === null || retries-- <= 0) {
+      throw new ResolveRequestError('the event stream ended before the run completed', 0, 'eof');
+    }
+    await new Promise(resolve => setTimeout(resolve, 500));
+    path = `runs/${encodeURIComponent(runId)}/events`;
+    init = { method: 'GET' };
+  }
+}

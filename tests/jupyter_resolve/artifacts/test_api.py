@@ -1,0 +1,292 @@
+"""``/resolve/api/artifacts`` on a real Jupyter server: promote from a saved notebook and from a
+scratch file, read back, and refuse bad input without writing anything (DESIGN 3.7)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from tests.conftest import Server
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+HTML = "<b>table</b><script>document.title = 'pwned'</script>"
+
+
+def make_notebook(root: Path, name: str = "analysis.ipynb") -> Path:
+    """A saved notebook: a plot (PNG + text), an HTML table, a printed line, an error."""
+    cells = [
+        new_markdown_cell("# Analysis", id="intro"),
+        new_code_cell(
+            "plot()",
+            id="plot",
+            execution_count=3,
+            outputs=[
+                new_output(
+                    "display_data",
+                    data={
+                        "image/png": base64.b64encode(PNG).decode(),
+                        "text/plain": "<Figure>",
+                    },
+                ),
+                new_output(
+                    "execute_result",
+                    data={"text/html": HTML, "text/plain": "table"},
+                    execution_count=3,
+                ),
+            ],
+        ),
+        new_code_cell(
+            "print('hello')",
+            id="printed",
+            execution_count=4,
+            outputs=[new_output("stream", name="stdout", text="hello\n")],
+        ),
+        new_code_cell(
+            "1/0",
+            id="broken",
+            execution_count=5,
+            outputs=[new_output("error", ename="ZeroDivisionError", evalue="x", traceback=[])],
+        ),
+        new_code_cell(
+            "big",
+            id="big",
+            execution_count=6,
+            outputs=[new_output("execute_result", data={"text/plain": "x" * 5000})],
+        ),
+    ]
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def store_files(root: Path) -> list[str]:
+    store = root / ".resolve" / "artifacts"
+    if not store.exists():
+        return []
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*") if p.is_file())
+
+
+async def test_promote_notebook_output_records_id_and_is_idempotent(
+    server: Server, jp_root_dir: Path
+) -> None:
+    path = make_notebook(jp_root_dir)
+    body = {"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": 0, "title": "Fit"}
+    response = await server.post("/resolve/api/artifacts", body)
+    assert response.status_code == 201, response.text
+    manifest = response.json()
+    assert manifest["media_type"] == "image/png"  # the richest of the bundle
+    assert manifest["sha256"] == hashlib.sha256(PNG).hexdigest()
+    assert manifest["size"] == len(PNG)
+    assert manifest["title"] == "Fit"
+    assert manifest["source"] == {
+        "kind": "notebook",
+        "notebook": "analysis.ipynb",
+        "cell_id": "plot",
+        "output_index": 0,
+        "execution_count": 3,
+        "session_id": None,
+        "path": None,
+    }
+    assert manifest["created_by"] and manifest["created_at"]
+    assert manifest["agent"] is None
+    # The id is recorded in that output's metadata, and the notebook is still valid.
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    output = saved.cells[1].outputs[0]
+    assert output.metadata["resolve"]["artifact_id"] == manifest["id"]
+    # The blob is the PNG itself, read-only.
+    store = jp_root_dir / ".resolve" / "artifacts"
+    blob = store / "blobs" / manifest["sha256"][:2] / manifest["sha256"]
+    assert blob.read_bytes() == PNG
+    assert oct(blob.stat().st_mode & 0o777) == "0o444"
+    manifest_file = store / "manifests" / f"{manifest['id']}.json"
+    assert json.loads(manifest_file.read_text())["id"] == manifest["id"]
+    assert oct(manifest_file.stat().st_mode & 0o777) == "0o444"
+    # Same bytes, same source: the same artifact, nothing new written.
+    before = store_files(jp_root_dir)
+    again = await server.post("/resolve/api/artifacts", body)
+    assert again.status_code == 200
+    assert again.json() == manifest
+    assert store_files(jp_root_dir) == before
+    # Readable back.
+    got = await server.get(f"/resolve/api/artifacts/{manifest['id']}")
+    assert got.json() == manifest
+    content = await server.get(f"/resolve/api/artifacts/{manifest['id']}/content")
+    assert content.content == PNG
+    assert content.headers["content-type"] == "image/png"
+    assert content.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_stream_output_and_json_bundle(server: Server, jp_root_dir: Path) -> None:
+    path = make_notebook(jp_root_dir, "sub/dir/n.ipynb")
+    response = await server.post(
+        "/resolve/api/artifacts",
+        {"notebook": "sub/dir/n.ipynb", "cell_id": "printed", "output_index": 0},
+    )
+    assert response.status_code == 201, response.text
+    manifest = response.json()
+    assert manifest["media_type"] == "text/plain" and manifest["size"] == 6
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)  # a stream output has no metadata: the cell records it
+    assert saved.cells[2].metadata["resolve"]["outputs"]["0"] == manifest["id"]
+    content = await server.get(f"/resolve/api/artifacts/{manifest['id']}/content")
+    assert content.text == "hello\n"
+    assert content.headers["content-type"] == "text/plain; charset=utf-8"
+
+
+async def test_promote_scratch_file_and_list_filters(server: Server, jp_root_dir: Path) -> None:
+    work = jp_root_dir / ".resolve" / "sessions" / "s-art" / "work"
+    (work / "out").mkdir(parents=True)
+    (work / "out" / "summary.csv").write_text("a,b\n1,2\n")
+    response = await server.post(
+        "/resolve/api/artifacts",
+        {"session_id": "s-art", "path": "out/summary.csv", "note": "the totals"},
+    )
+    assert response.status_code == 201, response.text
+    scratch = response.json()
+    assert scratch["media_type"] == "text/csv"
+    assert scratch["note"] == "the totals"
+    assert scratch["source"]["kind"] == "scratch"
+    assert scratch["source"]["session_id"] == "s-art"
+    assert scratch["source"]["path"] == "out/summary.csv"
+    again = await server.post(
+        "/resolve/api/artifacts", {"session_id": "s-art", "path": "./out/summary.csv"}
+    )
+    assert again.status_code == 200 and again.json()["id"] == scratch["id"]
+    # Changed bytes from the same source: a new artifact.
+    (work / "out" / "summary.csv").write_text("a,b\n1,3\n")
+    changed = await server.post(
+        "/resolve/api/artifacts", {"session_id": "s-art", "path": "out/summary.csv"}
+    )
+    assert changed.status_code == 201 and changed.json()["id"] != scratch["id"]
+    make_notebook(jp_root_dir)
+    nb = await server.post(
+        "/resolve/api/artifacts",
+        {"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": 1},
+    )
+    listing = (await server.get("/resolve/api/artifacts")).json()["artifacts"]
+    assert {a["id"] for a in listing} == {scratch["id"], changed.json()["id"], nb.json()["id"]}
+    by_notebook = await server.get("/resolve/api/artifacts", params={"notebook": "analysis.ipynb"})
+    assert [a["id"] for a in by_notebook.json()["artifacts"]] == [nb.json()["id"]]
+    by_type = await server.get("/resolve/api/artifacts", params={"media_type": "text/csv"})
+    assert len(by_type.json()["artifacts"]) == 2
+    by_run = await server.get("/resolve/api/artifacts", params={"run": "run-none"})
+    assert by_run.json()["artifacts"] == []
+
+
+async def test_html_content_cannot_run_in_the_jupyter_origin(
+    server: Server, jp_root_dir: Path
+) -> None:
+    make_notebook(jp_root_dir)
+    response = await server.post(
+        "/resolve/api/artifacts",
+        {"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": 1},
+    )
+    manifest = response.json()
+    assert manifest["media_type"] == "text/html"
+    content = await server.get(f"/resolve/api/artifacts/{manifest['id']}/content")
+    assert content.status_code == 200
+    assert content.text == HTML  # the bytes as promoted
+    assert content.headers["content-type"] == "text/html; charset=utf-8"
+    assert content.headers["x-content-type-options"] == "nosniff"
+    assert content.headers["content-disposition"].startswith("attachment")
+    csp = [d.strip() for d in content.headers["content-security-policy"].split(";")]
+    assert "sandbox" in csp  # no allow-scripts, no allow-same-origin: an opaque origin
+    assert "default-src 'none'" in csp
+    assert not any("script-src" in d or "allow-" in d for d in csp)
+
+
+BAD: list[tuple[dict[str, Any], int, str]] = [
+    ({"notebook": "analysis.ipynb", "cell_id": "nope", "output_index": 0}, 400, "no cell 'nope'"),
+    ({"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": 2}, 400, "has 2 output"),
+    ({"notebook": "analysis.ipynb", "cell_id": "intro", "output_index": 0}, 400, "0 output"),
+    ({"notebook": "analysis.ipynb", "cell_id": "broken", "output_index": 0}, 400, "an error"),
+    ({"notebook": "analysis.ipynb", "cell_id": "big", "output_index": 0}, 400, "over the limit"),
+    ({"notebook": "not-a-notebook.ipynb", "cell_id": "a", "output_index": 0}, 400, "not a valid"),
+    ({"notebook": "bad-schema.ipynb", "cell_id": "a", "output_index": 0}, 400, "not a valid"),
+    ({"notebook": "missing.ipynb", "cell_id": "a", "output_index": 0}, 404, "no file"),
+    ({"notebook": "../outside.ipynb", "cell_id": "plot", "output_index": 0}, 400, "leaves"),
+    ({"notebook": "OUTSIDE_ABS", "cell_id": "plot", "output_index": 0}, 400, "relative"),
+    ({"notebook": "link.ipynb", "cell_id": "plot", "output_index": 0}, 400, "symlink"),
+    ({"session_id": "s-bad", "path": "../../../../analysis.ipynb"}, 400, "leaves"),
+    ({"session_id": "s-bad", "path": "/etc/hostname"}, 400, "relative"),
+    ({"session_id": "s-bad", "path": "escape.txt"}, 400, "symlink"),
+    ({"session_id": "s-bad", "path": "large.bin"}, 400, "over the limit"),
+    ({"session_id": "s-bad", "path": "nothing.txt"}, 404, "no file"),
+    ({"session_id": "s-none", "path": "a.txt"}, 404, "no scratch session"),
+    ({"session_id": "../s-bad", "path": "a.txt"}, 400, "session_id"),
+    ({"notebook": "analysis.ipynb", "cell_id": "plot"}, 400, "output_index"),
+    ({"notebook": "analysis.ipynb", "session_id": "s-bad", "path": "a"}, 400, "either"),
+    ({"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": -1}, 400, "output_index"),
+    ({}, 400, "either"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), BAD)
+async def test_bad_input_is_4xx_and_writes_nothing(
+    server: Server,
+    gateway: Any,
+    jp_root_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    body: dict[str, Any],
+    status: int,
+    message: str,
+) -> None:
+    gateway.config.max_artifact_bytes = 4096
+    path = make_notebook(jp_root_dir)
+    (jp_root_dir / "not-a-notebook.ipynb").write_text("this is { not json")
+    (jp_root_dir / "bad-schema.ipynb").write_text(json.dumps({"cells": 5, "nbformat": 4}))
+    outside = tmp_path_factory.mktemp("outside")
+    make_notebook(outside)
+    os.symlink(outside / "analysis.ipynb", jp_root_dir / "link.ipynb")
+    work = jp_root_dir / ".resolve" / "sessions" / "s-bad" / "work"
+    work.mkdir(parents=True)
+    (work / "large.bin").write_bytes(b"\0" * 5000)
+    os.symlink(path, work / "escape.txt")
+    if body.get("notebook") == "OUTSIDE_ABS":
+        body = {**body, "notebook": str(outside / "analysis.ipynb")}
+    before = path.read_bytes()
+    response = await server.post("/resolve/api/artifacts", body)
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert message in error["message"], error
+    assert store_files(jp_root_dir) == []
+    assert path.read_bytes() == before
+
+
+async def test_unknown_artifact_is_404(server: Server) -> None:
+    for path in ("/resolve/api/artifacts/art-000000000000000000000000", "/resolve/api/artifacts/x"):
+        for suffix in ("", "/content"):
+            response = await server.get(path + suffix)
+            assert response.status_code == 404
+            assert response.json()["error"]["code"] == "unknown_artifact"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/resolve/api/artifacts"),
+        ("GET", "/resolve/api/artifacts"),
+        ("GET", "/resolve/api/artifacts/art-000000000000000000000000"),
+        ("GET", "/resolve/api/artifacts/art-000000000000000000000000/content"),
+    ],
+)
+async def test_artifacts_api_needs_jupyter_auth(server: Server, method: str, path: str) -> None:
+    async with server.client() as client:
+        response = await client.request(method, path, content=b"{}")
+        assert response.status_code == 403
+        response = await client.request(
+            method, path, content=b"{}", headers={"Authorization": "token wrong"}
+        )
+        assert response.status_code == 403
