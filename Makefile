@@ -5,13 +5,20 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.setup-stamp
 PYTHON ?= python3
-APT_PACKAGES := build-essential curl clang libclang-rt-14-dev
+APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromium
+# The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
+# linked into the venv's share/jupyter/labextensions/ (a wheel ships it there as shared data).
+LABEXT_NAME := jupyter-resolve-labextension
+LABEXT_OUT := jupyter_resolve/labextension/package.json
+LABEXT_LINK := $(VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
+LABEXT_SRC := $(shell find labextension/src labextension/style -type f 2>/dev/null) \
+	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
 # Where `make lab` serves; the scripted model needs no network and no key.
 LAB_PORT ?= 8888
 
-.PHONY: setup lab test test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
+.PHONY: setup labextension lab test test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP)
+setup: $(STAMP) labextension
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -21,10 +28,22 @@ $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -n
 	$(MAKE) -C native
 	@touch $(STAMP)
 
+labextension: $(LABEXT_OUT) $(STAMP)
+	@mkdir -p $(dir $(LABEXT_LINK))
+	@test "$$(readlink $(LABEXT_LINK))" = "$(CURDIR)/jupyter_resolve/labextension" || \
+		{ rm -rf $(LABEXT_LINK); ln -s $(CURDIR)/jupyter_resolve/labextension $(LABEXT_LINK); }
+
+$(LABEXT_OUT): $(LABEXT_SRC)
+	@command -v npm >/dev/null || { echo "the panel needs Node.js >= 20.19 and npm" >&2; exit 1; }
+	@test labextension/node_modules/.package-lock.json -nt labextension/package-lock.json || \
+		(cd labextension && npm ci --no-audit --no-fund --loglevel=error)
+	cd labextension && npm run --silent build:prod
+	@touch $(LABEXT_OUT)
+
 lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
 
-test: setup lint test-native fuzz-smoke check test-python
+test: setup lint test-native fuzz-smoke check test-python test-browser
 
 test-native:
 	$(MAKE) -C native test
@@ -49,9 +68,15 @@ check: setup
 test-python: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
+# The panel in a real browser (Debian's chromium) against a real `jupyter lab`, XSRF and login on.
+test-browser: setup
+	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E '$(LABEXT_NAME).*enabled.*OK'
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH node --test --test-concurrency=1 tests/browser/
+
 bench: setup
 	$(PY) -m bench
 
 clean:
 	$(MAKE) -C native clean
-	rm -rf $(VENV) jupyter_resolve/bin .resolve
+	rm -rf $(VENV) jupyter_resolve/bin jupyter_resolve/labextension .resolve \
+		labextension/lib labextension/tsconfig.tsbuildinfo

@@ -92,6 +92,9 @@ class Resolve(Configurable):
         help="Run scratch kernels under bubblewrap ('bwrap'): only the session workspace "
         "writable, home and the server's runtime directory hidden, no network.",
     )
+    sandbox_network = Bool(
+        False, config=True, help="Let sandboxed scratch kernels reach the network."
+    )
     approval_policy = Dict(
         config=True,
         help="Tool name or effect (read, write, exec, network) → 'auto', 'ask' or 'deny'. "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,18 @@ from jupyter_server.extension.application import ExtensionApp
 from .config import Resolve
 from .gateway import Gateway
 from .handlers import api, artifacts, facade, peer
+from .magics.client import TOKEN_ENV, URL_ENV
+
+
+def kernel_url(serverapp: Any) -> str:
+    """The server's URL with base_url, as a kernel on this machine reaches it."""
+    ip = serverapp.ip or ""
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "::": "::1"}.get(ip, ip)
+    if ":" in host:
+        host = f"[{host}]"
+    scheme = "https" if serverapp.certfile else "http"
+    base_url = "/" + str(serverapp.base_url or "/").strip("/")
+    return f"{scheme}://{host}:{serverapp.port}{base_url.rstrip('/')}/"
 
 
 class ResolveExtension(ExtensionApp):
@@ -20,6 +34,7 @@ class ResolveExtension(ExtensionApp):
     load_other_extensions = True
     classes = [Resolve]  # noqa: RUF012 (traitlets declares it an instance list)
     gateway: Gateway
+    kernel_token: str = ""
 
     def initialize_settings(self) -> None:
         config = Resolve(parent=self)
@@ -27,6 +42,17 @@ class ResolveExtension(ExtensionApp):
         root = Path(self.serverapp.root_dir).expanduser().resolve()
         self.gateway = Gateway(config, root_dir=root, log=self.log)
         self.settings["resolve"] = self.gateway
+        # Kernels this server starts inherit both (DESIGN 2, 8); the token is accepted only by
+        # the /resolve/api handlers, never by the rest of Jupyter.
+        self.kernel_token = secrets.token_urlsafe(32)
+        self.settings["resolve_kernel_token"] = self.kernel_token
+        self.export_kernel_env()
+
+    def export_kernel_env(self) -> None:
+        """Put ``JUPYTER_RESOLVE_URL`` and ``JUPYTER_RESOLVE_TOKEN`` in the server's environment."""
+        assert self.serverapp is not None
+        os.environ[URL_ENV] = kernel_url(self.serverapp)
+        os.environ[TOKEN_ENV] = self.kernel_token
 
     def initialize_handlers(self) -> None:
         handlers: list[tuple[str, Any]] = [
@@ -38,7 +64,11 @@ class ResolveExtension(ExtensionApp):
         self.handlers.extend(handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        self.export_kernel_env()  # the port is final once the server listens
         await self.gateway.start()
 
     async def stop_extension(self) -> None:
+        if os.environ.get(TOKEN_ENV) == self.kernel_token:
+            os.environ.pop(TOKEN_ENV, None)
+            os.environ.pop(URL_ENV, None)
         await self.gateway.stop()

@@ -66,7 +66,13 @@ class Gateway:
             max_retries=config.provider_max_retries,
         )
         self.schemas: list[ToolSchema] = load_schemas()
-        self.kernels = ScratchKernels(self.state_dir / "sessions", root_dir, log)
+        self.kernels = ScratchKernels(
+            self.state_dir / "sessions",
+            root_dir,
+            log,
+            sandbox=config.sandbox,
+            network=config.sandbox_network,
+        )
         artifacts_dir = root_dir / config.artifacts_dir if config.artifacts_dir else None
         self.artifacts = Artifacts(
             ArtifactStore(artifacts_dir or self.state_dir / "artifacts"),

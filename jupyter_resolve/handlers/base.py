@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 import json
 from typing import Any, TypeVar
 
+from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
+from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..errors import BadRequest, ResolveError
@@ -27,7 +30,39 @@ def validation_message(exc: ValidationError) -> str:
 
 
 class ResolveHandler(APIHandler):
-    """Base of the public API handlers (Jupyter-authenticated)."""
+    """Base of the public API handlers (Jupyter-authenticated).
+
+    Under ``/resolve/api/`` they also accept ``Authorization: token|Bearer
+    <JUPYTER_RESOLVE_TOKEN>``, the token the server exports to its kernels; no other handler of
+    the server accepts it.
+    """
+
+    KERNEL_USER = "jupyter-resolve-kernel"
+
+    def kernel_token_user(self) -> User | None:
+        """The user of a request carrying the kernel token under /resolve/api/, else None."""
+        expected = self.settings.get("resolve_kernel_token")
+        scheme, _, token = self.request.headers.get("Authorization", "").strip().partition(" ")
+        if not expected or scheme.lower() not in ("token", "bearer") or not token.strip():
+            return None
+        api = self.base_url.rstrip("/") + "/resolve/api/"
+        if not self.request.path.startswith(api):
+            return None
+        if not hmac.compare_digest(token.strip().encode(), str(expected).encode()):
+            return None
+        return User(username=self.KERNEL_USER)
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        user = self.kernel_token_user()
+        if user is None:
+            await super().prepare()  # normal Jupyter auth: token, cookie + XSRF, hub
+            return
+        if not self.check_host():
+            raise web.HTTPError(403)
+        # A header token is never sent by a browser on its own, so no XSRF or origin check.
+        self.current_user = self._jupyter_current_user = user
+        self._token_authenticated = True
+        self.set_cors_headers()
 
     @property
     def gateway(self) -> Gateway:

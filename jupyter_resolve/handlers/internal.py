@@ -19,6 +19,7 @@ from tornado.iostream import StreamClosedError
 
 from ..errors import BadRequest, ProviderError, ResolveError
 from ..models import ToolCallRequest
+from ..providers.wire_names import chunk_from_wire, request_to_wire
 from ..sse import format_data
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class InferenceHandler(InternalHandler):
         except ResolveError as exc:
             return self.fail(exc)
         run_id = self.request.headers.get("X-Resolve-Run-Id")
+        body, names_back = request_to_wire(body)
         stream = self.gateway.provider.stream_chat(body, run_id)
         no_delay(self)
         started = False
@@ -86,7 +88,7 @@ class InferenceHandler(InternalHandler):
                     started = True
                     self.set_header("Content-Type", "text/event-stream; charset=utf-8")
                     self.set_header("Cache-Control", "no-cache")
-                self.write(format_data(chunk))
+                self.write(format_data(chunk_from_wire(chunk, names_back)))
                 await self.flush()
                 # A provider that delivers many chunks at once must not starve the run that
                 # reads the runtime's frames on this same loop.

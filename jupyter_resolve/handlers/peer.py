@@ -44,9 +44,11 @@ class PeerHandler(ResolveHandler):
         return service
 
     def check_xsrf_cookie(self) -> None:
-        # A signed request is judged by its signature, never by a cookie; a browser cannot add
-        # these headers to a cross-site request. Everything else gets Jupyter's check.
-        if is_signed(self.request.headers):
+        # A signed request is judged by its signature, never by a cookie (a browser cannot add
+        # these headers to a cross-site request); an anonymous one is refused by the method
+        # itself. A request with a Jupyter login gets Jupyter's check.
+        anonymous = getattr(self, "_jupyter_current_user", None) is None
+        if is_signed(self.request.headers) or anonymous:
             return None
         super().check_xsrf_cookie()
 

@@ -1,4 +1,10 @@
-"""The ``%resolve`` IPython magics (loaded with ``%load_ext jupyter_resolve``)."""
+"""The ``%resolve`` IPython magics (loaded with ``%load_ext jupyter_resolve``).
+
+Files by layer: ``client.py`` (HTTP + SSE to the gateway), ``view_model.py`` (events → what a
+view shows, pure), ``widgets.py`` (the live ipywidgets view), ``render.py`` (plain Markdown for
+terminals), ``magics.py`` (the magics). httpx and ipywidgets are imported on first use, so
+loading the extension stays fast.
+"""
 
 from __future__ import annotations
 
@@ -7,4 +13,6 @@ from typing import Any
 
 def load_magics(ipython: Any) -> None:
     """Register the magics on ``ipython``."""
-    raise NotImplementedError("the %resolve magics are not built yet")
+    from .magics import ResolveMagics
+
+    ipython.register_magics(ResolveMagics(ipython))

@@ -253,9 +253,7 @@ def image_data_uri(mime: str, data: Any) -> str:
     return f"data:{mime};base64,{str(data).strip()}"
 
 
-def to_markdown(
-    view: RunView, *, elapsed: float | None = None, inline_images: bool = False
-) -> str:
+def to_markdown(view: RunView, *, elapsed: float | None = None, inline_images: bool = False) -> str:
     """The whole run as one Markdown document: reasoning, tool cards, answer, footer."""
     blocks: list[str] = []
     if view.reasoning.strip():

@@ -22,9 +22,7 @@ TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing text block
 
 
 def _pre(text: str, style: str = "") -> str:
-    return (
-        f'<pre style="white-space: pre-wrap; margin: 2px 0; {style}">{html.escape(text)}</pre>'
-    )
+    return f'<pre style="white-space: pre-wrap; margin: 2px 0; {style}">{html.escape(text)}</pre>'
 
 
 def _display_data(data: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +78,7 @@ class WidgetView:
     """A live view of one run; call :meth:`update` after every folded event."""
 
     def __init__(self, decide: Decide | None = None) -> None:
-        import ipywidgets as w
+        import ipywidgets as w  # type: ignore[import-untyped]
 
         self._w = w
         self._decide = decide
@@ -93,9 +91,7 @@ class WidgetView:
         self.timeline = w.VBox()
         self.errors = w.HTML()
         self.footer = w.HTML()
-        self.root = w.VBox(
-            [self.header, self.reasoning, self.timeline, self.errors, self.footer]
-        )
+        self.root = w.VBox([self.header, self.reasoning, self.timeline, self.errors, self.footer])
         self.cards: dict[str, _Card] = {}
         self.texts: dict[int, Any] = {}
         self._rendered: dict[int, tuple[int, float]] = {}
@@ -105,7 +101,7 @@ class WidgetView:
     def start(self) -> None:
         from IPython.display import display
 
-        self._handle = display(self._bundle(""), raw=True, display_id=True)
+        self._handle = display(self._bundle(""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
     def _bundle(self, markdown: str) -> dict[str, Any]:
         plain = markdown or "jupyter-resolve run (a live widget view)"

@@ -21,6 +21,7 @@ from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
 
+from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
@@ -55,10 +56,28 @@ def kernel_environment(workspace: Workspace) -> dict[str, str]:
     return env
 
 
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel command runs under bubblewrap."""
+
+    sandbox_prefix: list[str] = []  # noqa: RUF012 (set per instance before start)
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        return [*self.sandbox_prefix, *super().format_kernel_cmd(extra_arguments)]
+
+
 class ScratchKernel:
     """One session's kernel: start, execute with a timeout, restart when it dies."""
 
-    def __init__(self, workspace: Workspace, server_root: Path, log: logging.Logger) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        server_root: Path,
+        log: logging.Logger,
+        sandbox: str = "",
+        network: bool = False,
+    ) -> None:
+        self.sandbox = sandbox
+        self.network = network
         self.workspace = workspace
         self.server_root = server_root
         self.log = log
@@ -70,7 +89,15 @@ class ScratchKernel:
 
     async def start(self) -> None:
         self.workspace.create()
-        km = AsyncKernelManager(kernel_name="python3")
+        if self.sandbox == "bwrap":
+            sandboxed = SandboxedKernelManager(kernel_name="python3", transport="ipc")
+            sandboxed.ip = str(self.workspace.root / "ipc")
+            sandboxed.sandbox_prefix = bwrap_prefix(
+                self.workspace.root, self.server_root, self.network
+            )
+            km: AsyncKernelManager = sandboxed
+        else:
+            km = AsyncKernelManager(kernel_name="python3")
         km.connection_file = str(self.workspace.root / "kernel.json")
         await km.start_kernel(
             cwd=str(self.workspace.work),
@@ -189,7 +216,16 @@ class ScratchKernel:
 class ScratchKernels:
     """The scratch kernels of all sessions, started on first use, shut down when idle."""
 
-    def __init__(self, sessions_dir: Path, server_root: Path, log: logging.Logger) -> None:
+    def __init__(
+        self,
+        sessions_dir: Path,
+        server_root: Path,
+        log: logging.Logger,
+        sandbox: str = "",
+        network: bool = False,
+    ) -> None:
+        self.sandbox = sandbox
+        self.network = network
         self.sessions_dir = sessions_dir
         self.server_root = server_root
         self.log = log
@@ -204,7 +240,13 @@ class ScratchKernels:
         async with lock:
             kernel = self.kernels.get(session_id)
             if kernel is None:
-                kernel = ScratchKernel(self.workspace(session_id), self.server_root, self.log)
+                kernel = ScratchKernel(
+                    self.workspace(session_id),
+                    self.server_root,
+                    self.log,
+                    sandbox=self.sandbox,
+                    network=self.network,
+                )
                 await kernel.start()
                 self.kernels[session_id] = kernel
             return kernel

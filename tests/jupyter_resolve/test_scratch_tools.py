@@ -243,3 +243,32 @@ async def test_web_fetch_reads_a_page_and_refuses_private_addresses(
         assert "evil" not in fetched["output"]
     finally:
         await site.stop()
+
+
+async def test_bwrap_sandbox_confines_agent_code(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    from jupyter_resolve.scratch.sandbox import bwrap_available
+
+    if not bwrap_available():
+        pytest.skip("bubblewrap cannot create namespaces on this machine")
+    gateway.kernels.sandbox = "bwrap"
+    home = Path(os.path.expanduser("~"))
+    (home / "private.txt").write_text("home secret")
+    port = int(server.base.split(":")[2].split("/")[0])
+    code = (
+        "import os, socket\n"
+        "open('inside.txt', 'w').write('ok')\n"
+        "try:\n    open('/tmp/escape.txt', 'w')\nexcept OSError as e:\n    print('tmp:', e)\n"
+        f"print('home:', os.path.exists({str(home / 'private.txt')!r}))\n"
+        "s = socket.socket()\ns.settimeout(2)\n"
+        f"try:\n    s.connect(('127.0.0.1', {port}))\n    print('net: reached the server')\n"
+        "except OSError as e:\n    print('net:', e)\n"
+    )
+    script(gateway, tmp_path, call("python", code=code), {"content": "ok"})
+    stream = await server.chat("sandbox", session_id="s-bwrap")
+    output = results(stream)[0]["output"]
+    assert "tmp: [Errno 30] Read-only file system" in output
+    assert "home: False" in output
+    assert "net: [Errno 111] Connection refused" in output  # the server is not in its network
+    assert (jp_root_dir / ".resolve/sessions/s-bwrap/work/inside.txt").read_text() == "ok"

@@ -31,7 +31,10 @@ def test_scrub_paths_and_secrets() -> None:
     assert "sk-abc" not in clean and "hunter2" not in clean
     assert "<path>" in clean and "<redacted>" in clean
     # relative workspace names and URLs stay readable
-    assert scrub("paths are relative to work/ or context/") == "paths are relative to work/ or context/"
+    assert (
+        scrub("paths are relative to work/ or context/")
+        == "paths are relative to work/ or context/"
+    )
     assert scrub("see https://example.org/a/b") == "see https://example.org/a/b"
 
 
@@ -62,5 +65,8 @@ def test_soul_entries_from_a_registry_or_the_fallback() -> None:
         SoulEntry("b", "does b", "", ()),
     ]
     skills = skill_entries(souls)
-    assert skills == [{"name": "a", "description": "does a"}, {"name": "b", "description": "does b"}]
+    assert skills == [
+        {"name": "a", "description": "does a"},
+        {"name": "b", "description": "does b"},
+    ]
     assert "SECRET" not in repr(skills)

@@ -28,9 +28,13 @@ def headers(**over: str) -> dict[str, str]:
     return {**signed, **over}
 
 
-def check(h: dict[str, str], *, body: bytes = BODY, now: float = NOW, cache: NonceCache | None = None) -> str:
+def check(
+    h: dict[str, str], *, body: bytes = BODY, now: float = NOW, cache: NonceCache | None = None
+) -> str:
     try:
-        return verify(SECRETS, h, body, now=now, nonces=cache if cache is not None else NonceCache()).peer
+        return verify(
+            SECRETS, h, body, now=now, nonces=cache if cache is not None else NonceCache()
+        ).peer
     except SignatureError as exc:
         return f"refused:{exc.reason}"
 
@@ -80,7 +84,7 @@ def test_a_nonce_is_accepted_once_per_peer() -> None:
     assert check(headers(), cache=cache) == "alpha"
     assert check(headers(), cache=cache) == "refused:replayed"
     # a bad signature never records its nonce
-    fresh = headers(**{"X-Resolve-Nonce": "nonce-0002"})
+    fresh = signed_headers("alpha", "alpha-secret", BODY, now=NOW, nonce="nonce-0002")
     assert check({**fresh, "X-Resolve-Signature": "0" * 64}, cache=cache) == "refused:bad_signature"
     assert check(fresh, cache=cache) == "alpha"
 

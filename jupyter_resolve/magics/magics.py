@@ -1,0 +1,380 @@
+"""``%resolve`` and ``%%resolve``: ask the agent from a notebook cell and watch the run live.
+
+::
+
+    %resolve PROMPT
+    %%resolve [--soul NAME] [--session ID] [--new] [--model M] [--task] [--no-interpolate]
+    PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace)
+
+    %resolve tools | souls | runs | status | cancel [RUN] | replay RUN
+
+Consecutive calls continue one session (its scratch kernel keeps its variables) unless
+``--new``. Interrupting the cell cancels the run on the gateway. The result is returned and
+stored as ``_resolve``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+
+from .client import ClientError, Connection, ResolveClient
+from .render import MarkdownStream
+from .view_model import ResolveResult, RunView
+
+SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay")
+DRAIN_SECONDS = 15.0
+NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+PLACEHOLDER = re.compile(r"\{\{(" + NAME + r")\}\}|\{(" + NAME + r")\}")
+
+
+@dataclass
+class Options:
+    soul: str | None = None
+    session: str | None = None
+    new: bool = False
+    model: str | None = None
+    task: bool = False
+    interpolate: bool = True
+
+
+def parse_options(line: str) -> tuple[Options, str]:
+    """Leading ``--options`` of a magic line, and the rest of the line (the prompt) untouched."""
+    options = Options()
+    rest = line.strip()
+    takes_value = {"--soul": "soul", "--session": "session", "--model": "model"}
+    flags = {"--new": "new", "--task": "task"}
+    while rest.startswith("--"):
+        word, _, after = rest.partition(" ")
+        name, eq, inline = word.partition("=")
+        if name in takes_value:
+            if eq:
+                value, rest = inline, after.strip()
+            else:
+                value, _, rest = after.strip().partition(" ")
+                rest = rest.strip()
+            if not value:
+                raise UsageError(f"{name} needs a value, e.g. {name} NAME")
+            setattr(options, takes_value[name], value)
+        elif name in flags and not eq:
+            setattr(options, flags[name], True)
+            rest = after.strip()
+        elif name == "--no-interpolate" and not eq:
+            options.interpolate = False
+            rest = after.strip()
+        else:
+            raise UsageError(
+                f"unknown option {name}; %%resolve takes --soul NAME, --session ID, --new, "
+                "--model M, --task and --no-interpolate"
+            )
+    return options, rest
+
+
+def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
+    """Replace ``{name}`` (and ``{name.attr}``) by its value when ``name`` is defined;
+    ``{{name}}`` gives a literal ``{name}``; anything else is left as written."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return "{" + match.group(1) + "}"
+        path = match.group(2).split(".")
+        if path[0] not in namespace:
+            return match.group(0)
+        value = namespace[path[0]]
+        try:
+            for attr in path[1:]:
+                value = getattr(value, attr)
+        except AttributeError:
+            return match.group(0)
+        return str(value)
+
+    return PLACEHOLDER.sub(replace, prompt)
+
+
+def show_markdown(text: str) -> None:
+    """Markdown for notebooks, the same text for terminals and plain-text conversions."""
+    from IPython.display import display
+
+    display({"text/markdown": text, "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    def cell(value: str) -> str:
+        return value.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@magics_class
+class ResolveMagics(Magics):
+    """The magics, with this kernel's session and last run."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.session_id: str | None = None
+        self.last_run_id: str | None = None
+        self._client: ResolveClient | None = None
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        assert self.shell is not None
+        user_ns: dict[str, Any] = self.shell.user_ns
+        return user_ns
+
+    # -- connection ---------------------------------------------------------------------------
+
+    def client(self) -> ResolveClient:
+        """The client for the current environment (re-read, so ``%env`` changes apply)."""
+        try:
+            connection = Connection.from_env()
+        except ClientError as exc:
+            raise UsageError(exc.message) from None
+        if self._client is None or self._client.connection != connection:
+            if self._client is not None:
+                self._client.close()
+            self._client = ResolveClient(connection)
+        return self._client
+
+    def widgets_available(self) -> bool:
+        """Widgets render in a kernel with a frontend; terminals get Markdown."""
+        if getattr(self.shell, "kernel", None) is None:
+            return False
+        try:
+            import ipywidgets  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError:
+            return False
+        return True
+
+    # -- the magic ------------------------------------------------------------------------------
+
+    @no_var_expand
+    @line_cell_magic
+    def resolve(self, line: str, cell: str | None = None) -> ResolveResult | None:
+        """Ask jupyter-resolve; see the module docstring for the forms."""
+        words = line.split()
+        if cell is None and words and words[0] in SUBCOMMANDS:
+            words = [interpolate(word, self.namespace) for word in words]
+            handled, result = self._subcommand(words)
+            if handled:
+                return result
+        options, rest = parse_options(line)
+        prompt = cell if cell is not None else rest
+        if cell is not None and rest:
+            raise UsageError(f"%%resolve takes options on its first line, not text: {rest!r}")
+        if options.interpolate:
+            prompt = interpolate(prompt, self.namespace)
+        if not prompt.strip():
+            raise UsageError("%resolve needs a prompt: %resolve QUESTION, or %%resolve + a body")
+        return self.ask(prompt, options)
+
+    def ask(self, prompt: str, options: Options) -> ResolveResult:
+        """Start a run (or a task) and show it until it ends."""
+        client = self.client()
+        if options.new:
+            self.session_id = None
+        session = options.session or self.session_id
+        try:
+            if options.task:
+                events = self._task_events(client, prompt, session)
+            else:
+                body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
+                for key, value in (
+                    ("model", options.model),
+                    ("soul", options.soul),
+                    ("session_id", session),
+                ):
+                    if value:
+                        body[key] = value
+                events = client.chat(body)
+            return self.show(client, events, live=True)
+        except ClientError as exc:
+            raise UsageError(exc.message) from None
+
+    def _task_events(
+        self, client: ResolveClient, goal: str, session: str | None
+    ) -> Iterator[dict[str, Any]]:
+        body: dict[str, Any] = {"goal": goal, **({"session_id": session} if session else {})}
+        try:
+            task = client.post_json("resolve/api/tasks", body)
+        except ClientError as exc:
+            if exc.status in (404, 405):
+                raise ClientError(
+                    "this server does not run tasks yet (POST /resolve/api/tasks answered "
+                    f"{exc.status}); drop --task to ask a single agent"
+                ) from None
+            raise
+        task_id = (task.get("task_id") or task.get("id")) if isinstance(task, dict) else None
+        if not task_id:
+            raise ClientError(f"POST /resolve/api/tasks answered without a task id: {task!r}")
+        return client.stream("GET", f"resolve/api/tasks/{task_id}/events")
+
+    def show(
+        self, client: ResolveClient, events: Iterator[dict[str, Any]], *, live: bool
+    ) -> ResolveResult:
+        """Fold events into a view as they arrive; on interrupt, cancel the run and say so."""
+        view = RunView()
+
+        def decide(call_id: str, decision: str) -> str | None:
+            try:
+                client.decide(view.run_id, call_id, decision)
+            except ClientError as exc:
+                return exc.message
+            return None
+
+        ui: Any
+        if self.widgets_available():
+            from .widgets import WidgetView
+
+            ui = WidgetView(decide)
+        else:
+            ui = MarkdownStream(decide=decide, ask=builtins.input)
+        started = time.monotonic()
+        ui.start()
+        interrupted = False
+        try:
+            for event in events:
+                part, key = view.apply(event)
+                ui.update(view, part, key)
+        except KeyboardInterrupt:
+            interrupted = True
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+            if live:
+                self._cancel_and_drain(client, view, ui)
+        finally:
+            result = ResolveResult.of(view)
+            self.namespace["_resolve"] = result
+            if view.session_id:
+                self.session_id = view.session_id
+            if view.run_id:
+                self.last_run_id = view.run_id
+        ui.finish(view, time.monotonic() - started if live else None)
+        if interrupted:
+            raise KeyboardInterrupt
+        return result
+
+    def _cancel_and_drain(self, client: ResolveClient, view: RunView, ui: Any) -> None:
+        if not view.run_id:
+            return
+        try:
+            client.cancel(view.run_id)
+            after = max((int(e.get("seq") or 0) for e in view.events), default=0)
+            deadline = time.monotonic() + DRAIN_SECONDS
+            for event in client.events(view.run_id, after=after):
+                part, key = view.apply(event)
+                ui.update(view, part, key)
+                if view.completed or time.monotonic() > deadline:
+                    break
+        except ClientError as exc:
+            view.errors.append(f"cancel: {exc.message}")
+
+    # -- subcommands ----------------------------------------------------------------------------
+
+    def _subcommand(self, words: list[str]) -> tuple[bool, ResolveResult | None]:
+        """Run ``words`` as a subcommand; (False, None) when they are a prompt instead."""
+        name, args = words[0], words[1:]
+        if name in ("tools", "souls", "runs", "status") and args:
+            return False, None
+        if name == "cancel" and len(args) > 1:
+            return False, None
+        if name == "replay" and len(args) != 1:
+            if args:
+                return False, None
+            raise UsageError("%resolve replay RUN: which run? (%resolve runs lists them)")
+        client = self.client()
+        try:
+            if name == "replay":
+                self.last_run_id = args[0]
+                return True, self.show(client, client.events(args[0], after=0), live=False)
+            getattr(self, f"_{name}")(client, *args)
+        except ClientError as exc:
+            raise UsageError(exc.message) from None
+        return True, None
+
+    def _tools(self, client: ResolveClient) -> None:
+        tools = client.get_json("resolve/api/tools").get("tools", [])
+        rows = []
+        for tool in tools:
+            function = tool.get("function", tool)
+            description = str(function.get("description", ""))
+            first = description.split(". ", 1)[0].rstrip(".")
+            rows.append([f"`{function.get('name', '')}`", first + "."])
+        show_markdown(
+            f"**{len(rows)} tools** the agent can use\n\n" + _table(rows, ["tool", "what"])
+        )
+
+    def _souls(self, client: ResolveClient) -> None:
+        try:
+            answer = client.get_json("resolve/api/souls")
+        except ClientError as exc:
+            if exc.status == 404:
+                show_markdown("This server does not serve souls yet (`/resolve/api/souls`: 404).")
+                return
+            raise
+        souls = answer.get("souls", answer) if isinstance(answer, dict) else answer
+        rows = []
+        for soul in souls if isinstance(souls, list) else []:
+            if isinstance(soul, dict):
+                rows.append(
+                    [
+                        f"`{soul.get('name', '')}`",
+                        str(soul.get("role", "")),
+                        str(soul.get("description", "")),
+                    ]
+                )
+        show_markdown(_table(rows, ["soul", "role", "description"]))
+
+    def _runs(self, client: ResolveClient) -> None:
+        runs = client.get_json("resolve/api/runs").get("runs", [])
+        rows = []
+        for run in runs:
+            mine = " ←" if run.get("session_id") == self.session_id else ""
+            started = time.strftime("%H:%M:%S", time.localtime(float(run.get("started_at", 0))))
+            rows.append(
+                [
+                    f"`{run.get('run_id', '')}`{mine}",
+                    str(run.get("session_id", "")),
+                    started,
+                    str(run.get("reason") or run.get("status", "")),
+                    str(run.get("events", "")),
+                ]
+            )
+        note = "\n\n← this kernel's session" if self.session_id else ""
+        show_markdown(_table(rows, ["run", "session", "started", "state", "events"]) + note)
+
+    def _status(self, client: ResolveClient) -> None:
+        health = client.get_json("resolve/api/health")
+        runtime = health.get("runtime", {})
+        provider = health.get("provider", {})
+        lines = [
+            f"**jupyter-resolve** {health.get('version', '')} at {client.connection.url} — "
+            + ("ok" if health.get("ok") else "**not ok**"),
+            f"- runtime: {runtime.get('state', '?')}",
+            f"- provider: {provider.get('name', '?')} ({provider.get('model', '')})",
+            f"- live runs: {health.get('runs', {}).get('live', 0)}",
+            f"- this kernel's session: {self.session_id or '(none yet)'}; "
+            f"last run: {self.last_run_id or '(none yet)'}",
+        ]
+        if health.get("drift"):
+            lines.append(f"- tool-list drift: {'; '.join(health['drift'])}")
+        show_markdown("\n".join(lines))
+
+    def _cancel(self, client: ResolveClient, run_id: str | None = None) -> None:
+        run_id = run_id or self.last_run_id
+        if not run_id:
+            raise UsageError("%resolve cancel RUN: no run yet in this kernel; name one")
+        answer = client.cancel(run_id)
+        run = answer.get("run", {}) if isinstance(answer, dict) else {}
+        show_markdown(
+            f"Cancel sent for `{run_id}` (now {run.get('status', '?')}, {run.get('reason')})."
+        )

@@ -1,0 +1,181 @@
+"""The store on real files, and `jupyter resolve artifacts ...` run as a real subprocess: blobs
+read-only, a crash between blob and index repaired by reindex, verify naming what changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jupyter_resolve.artifacts import ArtifactStore, Source, artifact_id
+from jupyter_resolve.artifacts.sources import pick
+from jupyter_resolve.errors import BadRequest
+
+REPO = Path(__file__).resolve().parents[3]
+SCRATCH = Source(kind="scratch", session_id="s1", path="a.txt")
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "JUPYTER_CONFIG_DIR": str(cwd / "cfg")}
+    return subprocess.run(
+        [sys.executable, "-c", "from jupyter_resolve.cli import main; main()", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_promote_is_idempotent_and_blobs_are_read_only(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / "store")
+    first, created = store.promote(b"hello", "text/plain", SCRATCH, title="t", created_by="ann")
+    assert created
+    again, created_again = store.promote(b"hello", "text/plain", SCRATCH, title="other")
+    assert not created_again and again == first  # the first manifest stands
+    assert first.id == artifact_id(first.sha256, SCRATCH)
+    other_source = Source(kind="scratch", session_id="s2", path="a.txt")
+    other, _ = store.promote(b"hello", "text/plain", other_source)
+    assert other.id != first.id and other.sha256 == first.sha256  # one blob, two artifacts
+    blob = store.blob_path(first.sha256)
+    assert blob.read_bytes() == b"hello"
+    assert blob.stat().st_mode & 0o777 == 0o444
+    with pytest.raises(PermissionError):
+        blob.open("wb") if os.geteuid() != 0 else (_ for _ in ()).throw(PermissionError())
+    assert [m.id for m in store.find()] == [other.id, first.id]
+    assert store.verify().problems == []
+    assert not list(tmp_path.rglob(".tmp-*"))
+    journal = store.index_path.with_name("index.sqlite-wal")
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(store.index_path)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert not journal.exists() or journal.stat().st_size >= 0
+
+
+def test_richest_representation_is_kept() -> None:
+    bundle = {"text/plain": "x", "application/json": {"b": 1, "a": [1]}, "text/html": "<i>x</i>"}
+    assert pick(bundle, "out") == ("text/html", b"<i>x</i>")
+    assert pick({"text/plain": ["a", "b"]}, "out") == ("text/plain", b"ab")
+    media, data = pick({"application/json": {"b": 1, "a": 2}, "text/plain": "{}"}, "out")
+    assert media == "application/json" and json.loads(data) == {"a": 2, "b": 1}
+    with pytest.raises(BadRequest, match="none of"):
+        pick({"application/vnd.custom": "x"}, "out")
+    with pytest.raises(BadRequest, match="base64"):
+        pick({"image/png": "***"}, "out")
+
+
+CRASH = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from jupyter_resolve.artifacts import ArtifactStore, Source
+    store = ArtifactStore(Path(sys.argv[1]))
+    where = sys.argv[2]
+    if where == "index":
+        store._index = lambda manifests: os._exit(9)  # dies after blob and manifest
+    else:
+        import jupyter_resolve.artifacts.store as module
+        real = module.atomic_write
+        def write(path, data, mode=0o444):
+            if path.suffix == ".json":
+                os._exit(9)  # dies after the blob, before the manifest
+            real(path, data, mode)
+        module.atomic_write = write
+    store.promote(b"crash " + where.encode(), "text/plain",
+                  Source(kind="scratch", session_id="s", path=where + ".txt"))
+    """
+)
+
+
+def test_crash_between_blob_and_index_is_repaired_by_reindex(tmp_path: Path) -> None:
+    store_dir = tmp_path / ".resolve" / "artifacts"
+    ok = cli("artifacts", "list", cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stdout == ""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    store = ArtifactStore(store_dir)
+    store.promote(b"kept", "text/plain", SCRATCH)  # the index exists before the crash
+    for where in ("index", "manifest"):
+        crashed = subprocess.run(
+            [sys.executable, "-c", CRASH, str(store_dir), where], env=env, timeout=60
+        )
+        assert crashed.returncode == 9
+    assert len(list((store_dir / "manifests").glob("*.json"))) == 2
+    assert len(store.find()) == 1  # the index missed the crashed promotion
+    before = cli("artifacts", "verify", cwd=tmp_path)
+    assert before.returncode == 1
+    assert "not in the index" in before.stdout
+    assert "no manifest names it" in before.stdout  # the blob of the second crash, a note
+    reindexed = cli("artifacts", "reindex", cwd=tmp_path)
+    assert reindexed.returncode == 0, reindexed.stdout + reindexed.stderr
+    assert "indexed 2 artifact(s): 0 problem(s)" in reindexed.stdout
+    listed = cli("artifacts", "list", cwd=tmp_path)
+    assert "index.txt" in listed.stdout and "a.txt" in listed.stdout
+    after = cli("artifacts", "verify", cwd=tmp_path)
+    assert after.returncode == 0, after.stdout
+    # The interrupted manifest-less promotion, tried again, completes.
+    manifest, created = store.promote(
+        b"crash manifest", "text/plain", Source(kind="scratch", session_id="s", path="manifest.txt")
+    )
+    assert created and cli("artifacts", "verify", cwd=tmp_path).returncode == 0
+
+
+def test_verify_catches_a_changed_and_a_missing_blob(tmp_path: Path) -> None:
+    store_dir = tmp_path / "elsewhere"
+    store = ArtifactStore(store_dir)
+    changed, _ = store.promote(b"original", "text/plain", SCRATCH)
+    missing, _ = store.promote(
+        b"gone", "text/plain", Source(kind="scratch", session_id="s1", path="b.txt")
+    )
+    flag = f"--Resolve.artifacts_dir={store_dir}"
+    clean = cli("artifacts", "verify", flag, cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "verified 2 artifact(s): 0 problem(s)" in clean.stdout
+    blob = store.blob_path(changed.sha256)
+    blob.chmod(0o644)
+    blob.write_bytes(b"tampered")
+    blob.chmod(0o444)
+    store.blob_path(missing.sha256).unlink()
+    result = cli("artifacts", "verify", flag, cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"blob {changed.sha256} of {changed.id}: changed" in result.stdout
+    assert f"blob {missing.sha256} of {missing.id}: missing" in result.stdout
+    assert "2 problem(s)" in result.stdout
+
+
+def test_verify_catches_an_edited_and_a_deleted_manifest(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / "s")
+    edited, _ = store.promote(b"one", "text/plain", SCRATCH, title="true title")
+    deleted, _ = store.promote(
+        b"two", "text/plain", Source(kind="scratch", session_id="s1", path="c.txt")
+    )
+    path = store.manifest_path(edited.id)
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace("true title", "rewritten"))
+    store.manifest_path(deleted.id).unlink()
+    problems = store.verify().problems
+    assert f"manifest {edited.id}: changed since it was indexed" in problems
+    assert f"manifest {deleted.id}: missing (the index still lists it)" in problems
+
+
+def test_show_and_export(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / ".resolve" / "artifacts")
+    manifest, _ = store.promote(b"\x89PNG...", "image/png", SCRATCH, title="plot")
+    shown = cli("artifacts", "show", manifest.id, cwd=tmp_path)
+    assert shown.returncode == 0
+    assert json.loads(shown.stdout)["title"] == "plot"
+    out = tmp_path / "out"
+    out.mkdir()
+    exported = cli("artifacts", "export", manifest.id, str(out), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert (out / manifest.id).read_bytes() == b"\x89PNG..."
+    exported = cli("artifacts", "export", manifest.id, str(out / "plot.png"), cwd=tmp_path)
+    assert (out / "plot.png").read_bytes() == b"\x89PNG..."
+    missing = cli("artifacts", "show", "art-000000000000000000000000", cwd=tmp_path)
+    assert missing.returncode == 1 and "no artifact" in missing.stdout
