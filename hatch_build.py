@@ -10,6 +10,7 @@ npm and reaches only the npm registry (`npm ci` from the committed lockfile).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -71,8 +72,11 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         subprocess.run(["make", "-C", str(root / "native")], check=True)
         target = root / "jupyter_resolve" / "bin" / "agent-httpd"
         target.parent.mkdir(exist_ok=True)
-        shutil.copy2(root / "native" / "build" / "agent-httpd", target)
-        target.chmod(0o755)
+        # copy then rename: a running agent-httpd keeps its old inode ("text file busy")
+        staged = target.with_name(target.name + ".new")
+        shutil.copy2(root / "native" / "build" / "agent-httpd", staged)
+        staged.chmod(0o755)
+        os.replace(staged, target)
         if labextension_stale(root):
             build_labextension(root)
         built = root / "jupyter_resolve" / "labextension"

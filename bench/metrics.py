@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, footprint
+from . import chain, footprint, tools
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
@@ -19,4 +19,5 @@ METRICS: dict[str, Metric] = {
     "runtime_rss_fresh": footprint.runtime_rss_fresh,
     "chain": chain.chain_overhead,
     "runtime_rss_idle": footprint.runtime_rss_idle,
+    "tool_roundtrip": tools.tool_roundtrip,
 }

@@ -136,7 +136,15 @@ class JupyterServer:
     loopback port. Ready when ``/resolve/api/health`` reports the runtime running.
     """
 
-    def __init__(self, repo: Path, provider_url: str, *, start_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        repo: Path,
+        provider_url: str,
+        *,
+        start_timeout: float = 60.0,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self.extra_args = extra_args
         self.repo = repo
         self.provider_url = provider_url
         self.start_timeout = start_timeout
@@ -167,11 +175,20 @@ class JupyterServer:
             "--ServerApp.port_retries=0",
             f"--ServerApp.root_dir={root}",
             "--ServerApp.jpserver_extensions=jupyter_resolve=True",
+            *self.provider_args(),
+            f"--Resolve.runtime_path={runtime_binary(self.repo)}",
+            *self.extra_args,
+        ]
+
+    def provider_args(self) -> list[str]:
+        """The fake OpenAI provider, unless ``extra_args`` name another provider."""
+        if any(a.startswith("--Resolve.provider=") for a in self.extra_args):
+            return []
+        return [
             "--Resolve.provider=openai",
             f"--Resolve.base_url={self.provider_url}",
             f"--Resolve.model={FakeProvider.model}",
             f"--Resolve.api_key_env={KEY_ENV}",
-            f"--Resolve.runtime_path={runtime_binary(self.repo)}",
         ]
 
     def __enter__(self) -> JupyterServer:

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import nbformat
-
 from ..errors import BadRequest, NotFound
 from .models import SESSION_PATTERN, Source
 
@@ -95,6 +93,8 @@ def check_size(size: int, max_bytes: int, where: str) -> None:
 
 def read_notebook(path: Path, rel: str) -> Any:
     """A valid nbformat v4 notebook, or a BadRequest saying why not."""
+    import nbformat  # here, not at the top: its import is slow and the CLI does not need it
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

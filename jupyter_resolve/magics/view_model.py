@@ -109,6 +109,11 @@ class RunView:
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def answer(self) -> str:
+        """The answer text: the text blocks, a blank line where tool calls came between."""
+        texts = [b.text.strip() for b in self.blocks if isinstance(b, TextBlock)]
+        return "\n\n".join(t for t in texts if t)
+
     def card(self, call_id: str, name: str = "") -> ToolCard:
         card = self.tools.get(call_id)
         if card is None:
@@ -287,7 +292,7 @@ class ResolveResult:
     @classmethod
     def of(cls, view: RunView) -> ResolveResult:
         return cls(
-            text=view.text,
+            text=view.answer(),
             tool_calls=[card.as_dict() for card in view.tools.values()],
             run_id=view.run_id,
             session_id=view.session_id,

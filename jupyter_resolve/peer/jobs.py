@@ -77,7 +77,7 @@ class Job:
         return self.run.completed
 
     def answer(self) -> str:
-        return "".join(e.data.get("text", "") for e in self.run.events if e.type == "text.delta")
+        return self.run.text()
 
     def error(self) -> str | None:
         """Why a job that did not succeed ended: the run's last error, else its summary."""

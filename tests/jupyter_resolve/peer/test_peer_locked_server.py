@@ -22,7 +22,8 @@ def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-async def test_signed_peer_needs_no_login(server: Server) -> None:
+async def test_signed_peer_needs_no_login(server: Server, jp_serverapp: Any) -> None:
+    assert jp_serverapp.web_app.settings["allow_unauthenticated_access"] is False
     raw = json.dumps({"tool": "resolve.skills", "arguments": {}}).encode()
     async with server.client() as client:
         card = await client.get("/resolve/.well-known/agent-card.json")

@@ -1,0 +1,70 @@
+"""Tool round trip: a trivial ``python`` call through runtime → gateway → scratch kernel → back.
+
+Measured at the client as the time from ``tool.requested`` to ``tool.completed`` for ``1 + 1``
+(the first call of the session, which starts the kernel, is left out). The scripted model makes
+the calls, so no provider time is inside the figure.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from .chain import frames
+from .core import BenchError, Context, Figure, Goal, median
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def tool_roundtrip(ctx: Context) -> list[Figure]:
+    from .servers import JupyterServer
+
+    calls = ctx.repeats(20, 60)  # one run: rounds are capped at 64
+    folder = Path(tempfile.mkdtemp(prefix="resolve-bench-tools-"))
+    script = folder / "script.jsonl"
+    turn = {"content": "", "tool_calls": [{"name": "python", "arguments": {"code": "1 + 1"}}]}
+    script.write_text("".join(json.dumps(turn) + "\n" for _ in range(calls + 1)))
+    args = (
+        "--Resolve.provider=scripted",
+        f"--Resolve.script={script}",
+        f"--Resolve.max_rounds={min(calls + 2, 64)}",
+        f"--Resolve.max_tool_calls={calls + 2}",
+    )
+    samples: list[float] = []
+    with JupyterServer(ctx.repo, "http://127.0.0.1:9/v1", extra_args=args) as server:
+        body = {"messages": [{"role": "user", "content": "go"}], "session_id": "bench-tools"}
+        requested: dict[str, float] = {}
+        buffer = b""
+        with httpx.stream(
+            "POST",
+            f"{server.url}/resolve/api/chat",
+            json=body,
+            headers=server.headers,
+            timeout=300,
+        ) as response:
+            for data in response.iter_bytes():
+                now = time.perf_counter()
+                complete, _, buffer = (buffer + data).rpartition(b"\n\n")
+                for frame in frames(complete + b"\n\n") if complete else []:
+                    event, payload = frame.get("event"), json.loads(frame.get("data", "{}"))
+                    if event == "tool.requested":
+                        requested[payload["call_id"]] = now
+                    elif event == "tool.completed" and payload["call_id"] in requested:
+                        if not payload["ok"]:
+                            raise BenchError(f"python call failed: {payload['output']}")
+                        samples.append((now - requested[payload["call_id"]]) * 1e3)
+    samples = samples[1:]  # the first call starts the kernel
+    if not samples:
+        raise BenchError("no tool call completed")
+    ctx.log(f"tools: {len(samples)} python calls, median {median(samples):.2f} ms")
+    return [
+        Figure("tool_roundtrip_p50_ms", percentile(samples, 0.5), "ms", Goal(5.0)),
+        Figure("tool_roundtrip_p99_ms", percentile(samples, 0.99), "ms"),
+    ]

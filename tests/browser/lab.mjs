@@ -1,0 +1,190 @@
+// A real `jupyter lab` (login and XSRF on, under a JupyterHub-like base URL) and Debian's
+// chromium driven by playwright-core. Shared by the browser tests.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, '..', '..');
+const require = createRequire(join(repo, 'labextension', 'package.json'));
+const { chromium } = require('playwright-core');
+
+export const outputDir = join(repo, 'test-output', 'browser');
+mkdirSync(outputDir, { recursive: true });
+
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run'
+];
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * Start `jupyter lab` in a fresh root folder. `files` are written there first; `config` is a
+ * jupyter_server_config.py body. Returns {url, base, token, root, api(), stop()}.
+ */
+export async function startLab({ files = {}, config = '' } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'resolve-browser-'));
+  const home = join(root, '.home');
+  mkdirSync(home);
+  for (const [name, body] of Object.entries(files)) {
+    writeFileSync(join(root, name), body);
+  }
+  const configDir = join(root, '.jupyter');
+  mkdirSync(configDir);
+  writeFileSync(join(configDir, 'jupyter_server_config.py'), config);
+  const port = await freePort();
+  const token = randomBytes(16).toString('hex');
+  const baseUrl = '/user/tester/';
+  const venv = join(repo, '.venv', 'bin');
+  const child = spawn(
+    join(venv, 'jupyter'),
+    [
+      'lab',
+      '--no-browser',
+      '--allow-root',
+      `--port=${port}`,
+      '--ServerApp.ip=127.0.0.1',
+      `--ServerApp.root_dir=${root}`,
+      `--ServerApp.base_url=${baseUrl}`,
+      `--IdentityProvider.token=${token}`,
+      '--ServerApp.disable_check_xsrf=False',
+      `--LabApp.workspaces_dir=${join(root, '.workspaces')}`,
+      '--LabApp.news_url=',
+      '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate'
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        PATH: `${venv}:${process.env.PATH}`,
+        JUPYTER_CONFIG_DIR: configDir,
+        JUPYTER_RUNTIME_DIR: join(root, '.runtime'),
+        HOME: home
+      },
+      stdio: ['ignore', 'pipe', 'pipe']
+    }
+  );
+  let log = '';
+  child.stdout.on('data', d => (log += d));
+  child.stderr.on('data', d => (log += d));
+  const url = `http://127.0.0.1:${port}${baseUrl}`;
+  const api = (path, init = {}) =>
+    fetch(url + path, {
+      ...init,
+      headers: { Authorization: `token ${token}`, ...(init.headers ?? {}) }
+    });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`jupyter lab exited:\n${log}`);
+    }
+    try {
+      const r = await api('api/status');
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`jupyter lab did not start:\n${log}`);
+    }
+    await new Promise(r => setTimeout(r, 250));
+  }
+  return {
+    url,
+    token,
+    root,
+    api,
+    log: () => log,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([
+          new Promise(r => child.once('exit', r)),
+          new Promise(r => setTimeout(r, 8000))
+        ]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+    }
+  };
+}
+
+/** Whether an endpoint is served (a route that exists answers JSON, even for a bad id). */
+export async function endpointExists(lab, path, init = {}) {
+  const r = await lab.api(path, init);
+  if (r.status !== 404) return true;
+  try {
+    const body = await r.json();
+    return typeof body?.error?.code === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** Launch chromium and log in through the login page with the token (a real login). */
+export async function openLab(lab, { width = 1280, height = 800 } = {}) {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const errors = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  await page.goto(lab.url + 'login?next=' + encodeURIComponent(new URL(lab.url).pathname + 'lab'));
+  await page.fill('input[name="password"]', lab.token);
+  await Promise.all([page.waitForURL(/\/lab/), page.click('#login_submit, button[type="submit"]')]);
+  await waitForLab(page);
+  return { browser, context, page, errors };
+}
+
+export async function waitForLab(page) {
+  await page.waitForSelector('#jp-main-dock-panel', { state: 'visible', timeout: 60_000 });
+  await page.waitForSelector('.jp-LabShell', { timeout: 60_000 });
+}
+
+/** Open the panel with its shortcut (falls back to the command palette). */
+export async function openPanel(page) {
+  const panel = page.locator('#jp-resolve-panel');
+  if (!(await panel.isVisible())) {
+    await page.locator('#jp-main-dock-panel').click({ position: { x: 5, y: 5 } }).catch(() => {});
+    await page.keyboard.press('Control+Alt+r');
+  }
+  await panel.waitFor({ state: 'visible' });
+  return panel;
+}
+
+/** Type a prompt (Shift+Enter between lines) and send it with Enter. */
+export async function send(page, text) {
+  const input = page.locator('#jp-resolve-panel textarea.jp-resolve-input');
+  await input.click();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (i) await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type(lines[i]);
+  }
+  await page.keyboard.press('Enter');
+}
+
+export async function shot(target, name) {
+  await target.screenshot({ path: join(outputDir, `${name}.png`) });
+}
