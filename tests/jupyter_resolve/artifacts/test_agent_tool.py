@@ -65,7 +65,9 @@ async def test_agent_promotes_a_scratch_file_after_approval(
     manifest = (await server.get(f"/resolve/api/artifacts/{art_id}")).json()
     run_id = stream.of("run.started")[0]["run_id"]
     started = next(
-        e for e in stream.events if e.event == "tool.started" and e.data["call_id"] == r[1]["call_id"]
+        e
+        for e in stream.events
+        if e.event == "tool.started" and e.data["call_id"] == r[1]["call_id"]
     )
     assert manifest["agent"] == {
         "run_id": run_id,
