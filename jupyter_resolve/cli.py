@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from jupyter_core.application import JupyterApp
 
 from ._version import __version__
 from .config import Resolve
-from .drift import compute_drift
+from .drift import compute_drift, soul_drift
+from .souls import load_souls
 
 
 class CheckApp(JupyterApp):
@@ -26,7 +28,10 @@ class CheckApp(JupyterApp):
         lists = tool_lists(load_schemas(), allowed)
         for name, tools in lists.items():
             print(f"{name:16} {', '.join(sorted(tools)) or '(none)'}")
-        drift = compute_drift(lists)
+        folders = [Path.cwd() / ".resolve" / "souls", *(Path(d) for d in config.souls_dirs)]
+        souls = {n: s.declared_tools() for n, s in load_souls(folders).items()}
+        print(f"{'souls':16} {', '.join(sorted(souls))}")
+        drift = compute_drift(lists) + soul_drift(souls, allowed)
         if drift:
             print(f"\ndrift: {len(drift)} difference(s)")
             for line in drift:

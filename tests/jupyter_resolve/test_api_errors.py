@@ -16,6 +16,11 @@ PUBLIC = [
     ("POST", "/resolve/api/runs/run-x/cancel"),
     ("GET", "/resolve/api/health"),
     ("GET", "/resolve/api/tools"),
+    ("GET", "/resolve/api/souls"),
+    ("POST", "/resolve/api/tasks"),
+    ("GET", "/resolve/api/tasks/task-x/events"),
+    ("POST", "/resolve/api/tasks/task-x/cancel"),
+    ("POST", "/resolve/api/runs/run-x/approvals/call-1"),
     ("POST", "/resolve/v1/chat/completions"),
 ]
 

@@ -105,6 +105,12 @@ async def test_run_outlives_its_client_and_can_be_reattached(
     # Replaying from the start gives the same events again.
     again = await server.stream(f"/resolve/api/runs/{run_id}/events?after=0", method="GET")
     assert [e.data for e in again.events] == [e.data for e in first.events + rest.events]
+    # A finished run replays byte for byte.
+    async with server.client() as client:
+        path = f"/resolve/api/runs/{run_id}/events"
+        one = (await client.get(path, headers=server.auth)).content
+        two = (await client.get(path, headers=server.auth)).content
+    assert one == two and one.count(b"\nevent: ") == len(ids)
 
 
 async def test_budget_stop_carries_the_empty_run_summary(

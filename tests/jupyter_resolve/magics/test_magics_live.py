@@ -1,0 +1,187 @@
+"""The magics against a real ``jupyter server``: in terminal IPython (Markdown), in a kernel the
+server started (inherited connection, scoped token), and interrupted mid-run (cancelled)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from jupyter_client.blocking import BlockingKernelClient
+from jupyter_client.manager import KernelManager
+
+from tests.jupyter_resolve.magics.server import RunningServer, running_server
+
+FENCE = "```"
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running_server(tmp_path_factory.mktemp("live"), base_url="/hub/user/ada/") as server:
+        yield server
+
+
+def ipython(script: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "script.ipy"
+    path.write_text(script)
+    return subprocess.run(
+        [sys.executable, "-m", "IPython", "--no-banner", "--colors=nocolor", str(path)],
+        env={**env, "IPYTHONDIR": str(tmp_path / "ipython")},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+    )
+
+
+def test_terminal_ipython_prints_markdown(live: RunningServer, tmp_path: Path) -> None:
+    script = f"""\
+%load_ext jupyter_resolve
+%resolve status
+n = 6
+get_ipython().run_cell_magic("resolve", "", "Run this:\\n{FENCE}python\\nprint({{n}} * 7)\\n{FENCE}")
+print("RESULT", _resolve.reason, _resolve.tool_calls[0]["output"], _resolve.session_id)
+first_session = _resolve.session_id
+%resolve hello again
+print("SAME SESSION", _resolve.session_id == first_session)
+%resolve --new hello anew
+print("NEW SESSION", _resolve.session_id != first_session)
+%resolve replay {{_resolve.run_id}}
+print("REPLAYED", _resolve.reason, len(_resolve.events))
+"""
+    done = ipython(script, live.kernel_env(), tmp_path)
+    out = done.stdout
+    assert done.returncode == 0, done.stderr + out
+    assert f"**jupyter-resolve** 0.1.0 at {live.url} — ok" in out
+    assert "**🔧 python**\n```python\nprint(6 * 7)\n```\n→ done in" in out
+    assert "RESULT stop 42 session-" in out
+    assert "(offline scripted model) The code ran" in out
+    assert "of 8 rounds ·" in out and "tokens ·" in out
+    assert "SAME SESSION True" in out and "NEW SESSION True" in out
+    assert "REPLAYED stop" in out
+
+
+def test_terminal_ipython_says_what_to_set(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_RESOLVE_")}
+    env = {k: v for k, v in env.items() if not k.startswith("JUPYTERHUB_")}
+    done = ipython("%load_ext jupyter_resolve\n%resolve hi\n", env, tmp_path)
+    assert "UsageError" in done.stdout + done.stderr
+    assert "set JUPYTER_RESOLVE_URL and JUPYTER_RESOLVE_TOKEN" in done.stdout + done.stderr
+
+
+def test_terminal_ipython_reports_a_refused_token(live: RunningServer, tmp_path: Path) -> None:
+    env = {**live.kernel_env(), "JUPYTER_RESOLVE_TOKEN": "wrong"}
+    done = ipython("%load_ext jupyter_resolve\n%resolve hi\n", env, tmp_path)
+    text = done.stdout + done.stderr
+    assert "answered 403" in text and "was not accepted" in text
+
+
+def collect(kc: BlockingKernelClient, code: str, timeout: float = 90) -> tuple[str, list[Any]]:
+    """Run ``code``; its status and every iopub message's content."""
+    messages: list[Any] = []
+    reply = kc.execute_interactive(
+        code, timeout=timeout, output_hook=lambda m: messages.append(m["content"])
+    )
+    return reply["content"]["status"], messages
+
+
+def texts(messages: list[Any]) -> str:
+    parts = []
+    for content in messages:
+        parts.append(content.get("text", ""))
+        parts.append(content.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_kernel_started_by_the_server_connects_with_its_scoped_token(
+    live: RunningServer,
+) -> None:
+    headers = {"Authorization": f"token {live.token}"}
+    started = httpx.post(f"{live.url}api/kernels", headers=headers, json={}, trust_env=False)
+    assert started.status_code == 201, started.text
+    kernel_id = started.json()["id"]
+    kc = BlockingKernelClient()
+    kc.load_connection_file(str(live.runtime_dir / f"kernel-{kernel_id}.json"))
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        code = f"""\
+import os, httpx
+%load_ext jupyter_resolve
+url, token = os.environ["JUPYTER_RESOLVE_URL"], os.environ["JUPYTER_RESOLVE_TOKEN"]
+print("URL", url)
+print("OWN TOKEN", token != {live.token!r})
+bare = httpx.get(url + "api/kernels", headers={{"Authorization": "token " + token}})
+print("KERNELS API", bare.status_code)
+"""
+        status, messages = collect(kc, code)
+        out = texts(messages)
+        assert status == "ok", out
+        assert f"URL {live.url}" in out
+        assert "OWN TOKEN True" in out and "KERNELS API 403" in out
+        cell = (
+            "%%resolve\nRun this:\n"
+            f"{FENCE}python\nimport os\nprint('SCRATCH', os.environ.get('JUPYTER_RESOLVE_TOKEN'))"
+            f"\n{FENCE}"
+        )
+        status, messages = collect(kc, cell)
+        assert status == "ok", texts(messages)
+        views = [m for m in messages if "application/vnd.jupyter.widget-view+json" in m.get("data", {})]
+        assert views, "the run is shown as a widget"
+        status, messages = collect(kc, "print(_resolve.reason, _resolve.tool_calls[0]['output'])")
+        assert "stop SCRATCH None" in texts(messages)
+    finally:
+        kc.stop_channels()
+        httpx.delete(f"{live.url}api/kernels/{kernel_id}", headers=headers, trust_env=False)
+
+
+def test_interrupting_the_cell_cancels_the_run(tmp_path: Path) -> None:
+    script = tmp_path / "sleep.jsonl"
+    call = {"name": "python", "arguments": {"code": "import time; time.sleep(30)"}}
+    script.write_text(
+        json.dumps({"content": "Sleeping.", "tool_calls": [call]})
+        + "\n"
+        + json.dumps({"content": "woke up"})
+        + "\n"
+    )
+    with running_server(tmp_path / "server", f"--Resolve.script={script}") as server:
+        km = KernelManager(kernel_name="python3")
+        km.start_kernel(env=server.kernel_env(), cwd=str(tmp_path))
+        kc = km.blocking_client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            assert collect(kc, "%load_ext jupyter_resolve")[0] == "ok"
+            msg_id = kc.execute("%%resolve\nplease sleep")
+            runs = server.root / ".resolve" / "runs"
+            deadline = time.monotonic() + 60
+            log: Path | None = None
+            while log is None or "tool.started" not in log.read_text():
+                assert time.monotonic() < deadline, "the tool call never started"
+                time.sleep(0.1)
+                found = sorted(runs.glob("*.jsonl")) if runs.exists() else []
+                log = found[0] if found else None
+            began = time.monotonic()
+            km.interrupt_kernel()
+            while True:
+                reply = kc.get_shell_msg(timeout=60)
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    break
+            assert reply["content"]["status"] == "error"
+            assert reply["content"]["ename"] == "KeyboardInterrupt"
+            assert time.monotonic() - began < 20, "cancelling took as long as the tool"
+            records = [json.loads(line) for line in log.read_text().splitlines()]
+            assert records[-1]["type"] == "run.completed"
+            assert records[-1]["data"]["reason"] == "cancelled"
+            status, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
+            assert f"REASON cancelled {log.stem}" in texts(messages)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
