@@ -236,6 +236,15 @@ class Gateway:
     ) -> Run:
         return start_chat(self, request, peer=peer, parent=parent, exclude_tools=exclude_tools)
 
+    async def cancel_run(self, run_id: str) -> Run:
+        """Cancel a run and stop its tools: a call running in the scratch kernel is
+        interrupted (the shell tool then kills its process group)."""
+        run = await self.runs.cancel(run_id)
+        kernel = self.kernels.kernels.get(run.session_id)
+        if run.executing and kernel is not None:
+            await kernel.interrupt()
+        return run
+
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
         return await handle_tool_call(self, request)
 

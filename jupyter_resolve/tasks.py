@@ -91,7 +91,7 @@ class TaskManager:
         task.cancelled = True
         for child in task.children:
             if not child.completed:
-                await self.gateway.runs.cancel(child.run_id)
+                await self.gateway.cancel_run(child.run_id)
         return task
 
     async def _child(self, task: Task, soul: str, prompt: str) -> Run:

@@ -59,7 +59,7 @@ class RunCancelHandler(ResolveHandler):
     @web.authenticated
     async def post(self, run_id: str) -> None:
         try:
-            run = await self.gateway.runs.cancel(run_id)
+            run = await self.gateway.cancel_run(run_id)
         except ResolveError as exc:
             return self.fail(exc)
         self.answer({"ok": True, "run": run.info().model_dump()})

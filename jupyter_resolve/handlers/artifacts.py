@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -96,7 +97,8 @@ class ArtifactContentHandler(ResolveHandler):
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Content-Security-Policy", CONTENT_CSP)
         disposition = "attachment" if media_type in ACTIVE else "inline"
-        self.set_header("Content-Disposition", f'{disposition}; filename="{art_id}"')
+        filename = art_id + (mimetypes.guess_extension(media_type) or "")
+        self.set_header("Content-Disposition", f'{disposition}; filename="{filename}"')
         self.set_header("Content-Length", str(manifest.size))
         try:
             with path.open("rb") as handle:

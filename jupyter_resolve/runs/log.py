@@ -3,12 +3,17 @@ the event is sent so a client can reattach and a finished run can be replayed.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from pathlib import Path
 
 from ..models import Event
+
+
+class RunLogError(OSError):
+    """The run log could not be written (a full disk, a removed folder)."""
 
 
 class RunLog:
@@ -20,13 +25,22 @@ class RunLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def append(self, event: Event) -> None:
-        """Write one whole line with a single write(2), so a failure never leaves half a line."""
+        """Write one whole line, or nothing: a failed or short write (a full disk) is cut back
+        to the last whole line and raised as :class:`RunLogError`."""
+        if self._fd < 0:
+            raise RunLogError(f"the run log {self.path} is closed")
         record = {"seq": event.seq, "type": event.type, "data": event.data, "ts": time.time()}
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode()
-        written = os.write(self._fd, data)
-        if written != len(data):
-            raise OSError(f"short write to run log {self.path}: {written} of {len(data)} bytes")
+        end = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                raise OSError(f"short write: {written} of {len(data)} bytes")
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, end)  # no torn line
+            raise RunLogError(f"cannot write the run log {self.path}: {exc}") from exc
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -42,6 +42,7 @@ class Run(EventStream):
         self.peer: str | None = None
         self.parent: str | None = None
         self.delegations = 0
+        self.executing: set[str] = set()  # call ids running right now
 
     @property
     def completed(self) -> bool:

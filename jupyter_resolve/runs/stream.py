@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..models import Event, EventType
-from .log import RunLog
+from .log import RunLog, RunLogError
 
 
 class EventStream:
@@ -26,16 +26,33 @@ class EventStream:
         return self._closed
 
     def append(self, event_type: str, data: dict[str, Any]) -> Event:
-        event = Event.model_construct(seq=len(self.events) + 1, type=event_type, data=data)
+        """Log, then keep, then wake the watchers. If the log cannot be written (a full disk),
+        the stream goes on for its watchers, saying once — before this event — that it is no
+        longer saved."""
         if self._log is not None:
-            self._log.append(event)
-        self.events.append(event)
+            try:
+                self._log.append(self._event(event_type, data))
+            except RunLogError as exc:
+                self._log.close()
+                self._log = None
+                ids = {k: v for k, v in data.items() if k in ("run_id", "task_id")}
+                message = f"{exc}; this run goes on but is no longer saved"
+                self._keep("run.error", {**ids, "code": "run_log_unwritable", "message": message})
+        event = self._keep(event_type, data)
         if event_type == self.final_event:
             self._closed = True
             if self._log is not None:
                 self._log.close()
         self._changed.set()
         self._changed = asyncio.Event()
+        return event
+
+    def _event(self, event_type: str, data: dict[str, Any]) -> Event:
+        return Event.model_construct(seq=len(self.events) + 1, type=event_type, data=data)
+
+    def _keep(self, event_type: str, data: dict[str, Any]) -> Event:
+        event = self._event(event_type, data)
+        self.events.append(event)
         return event
 
     async def watch(self, after: int = 0, idle: float | None = None) -> AsyncIterator[Event | None]:

@@ -132,6 +132,12 @@ class ScratchKernel:
             self.last_used = time.monotonic()
             return result
 
+    async def interrupt(self) -> None:
+        """Interrupt whatever the kernel is running (a cancelled run's tool)."""
+        if self.km is not None:
+            with contextlib.suppress(Exception):
+                await self.km.interrupt_kernel()
+
     async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
         payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})

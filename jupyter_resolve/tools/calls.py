@@ -66,11 +66,14 @@ async def _execute(gateway: Gateway, run: Run, request: ToolCallRequest) -> Tool
     run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
     loop = asyncio.get_running_loop()
     started = loop.time()
+    run.executing.add(request.call_id)
     try:
         result = await gateway.tools.call(request, run.tool_names)
     except Exception as exc:  # a tool failure is a result for the model, not a crash
         gateway.log.exception("tool %s failed", request.name)
         result = ToolResult(ok=False, output=f"{request.name}: {type(exc).__name__}: {exc}")
+    finally:
+        run.executing.discard(request.call_id)
     result.ms = int((loop.time() - started) * 1000)
     run.translator.note_tool_completed(request.call_id)
     run.emit(

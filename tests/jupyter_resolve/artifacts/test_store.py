@@ -116,7 +116,7 @@ def test_crash_between_blob_and_index_is_repaired_by_reindex(tmp_path: Path) -> 
     after = cli("artifacts", "verify", cwd=tmp_path)
     assert after.returncode == 0, after.stdout
     # The interrupted manifest-less promotion, tried again, completes.
-    manifest, created = store.promote(
+    _, created = store.promote(
         b"crash manifest", "text/plain", Source(kind="scratch", session_id="s", path="manifest.txt")
     )
     assert created and cli("artifacts", "verify", cwd=tmp_path).returncode == 0

@@ -1,0 +1,114 @@
+"""Failures made boring: a full disk under the run log, a client that goes away, an explicit
+cancel that must stop the tools it started (issue 10, part)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_resolve.providers import ScriptedProvider
+from tests.conftest import SSE, Server
+
+
+def script(gateway: Any, tmp_path: Path, *turns: dict[str, Any]) -> None:
+    path = tmp_path / f"script-{len(list(tmp_path.iterdir()))}.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    gateway.provider = ScriptedProvider(path)
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+async def test_full_disk_under_the_run_log_is_a_clear_error_and_no_torn_line(
+    server: Server,
+    gateway: Any,
+    tmp_path: Path,
+    jp_root_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import jupyter_resolve.runs.log as run_log
+
+    real_write = os.write
+    writes = {"n": 0}
+
+    def filling_disk(fd: int, data: bytes) -> int:
+        writes["n"] += 1
+        if writes["n"] <= 3:
+            return real_write(fd, data)
+        real_write(fd, data[: len(data) // 2])  # half a line reaches the disk, then it is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run_log.os, "write", filling_disk)
+    stream = await server.chat("a long enough answer", session_id="s-disk")
+    monkeypatch.setattr(run_log.os, "write", real_write)
+    errors = stream.of("run.error")
+    assert errors and errors[0]["code"] == "run_log_unwritable"
+    assert "No space left on device" in errors[0]["message"]
+    assert stream.types()[-1] == "run.completed"  # the run still ended for its client
+    run_id = stream.events[0].data["run_id"]
+    lines = (jp_root_dir / ".resolve" / "runs" / f"{run_id}.jsonl").read_bytes().splitlines()
+    assert len(lines) == 3
+    assert [json.loads(line)["seq"] for line in lines] == [1, 2, 3]  # whole lines only
+
+
+async def test_client_that_goes_away_leaves_a_whole_run(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    script(
+        gateway,
+        tmp_path,
+        call("python", code="import time; time.sleep(1); 6 * 7"),
+        {"content": "forty-two"},
+    )
+
+    def first(e: SSE) -> bool:
+        return e.event == "tool.requested"
+
+    gone = await server.chat("x", session_id="s-gone", until=first)
+    run = gateway.runs.get(gone.events[0].data["run_id"])
+    await asyncio.wait_for(run.task, 60)
+    assert run.reason == "stop" and run.text() == "forty-two"
+    lines = (jp_root_dir / ".resolve" / "runs" / f"{run.run_id}.jsonl").read_text().splitlines()
+    assert [json.loads(x)["seq"] for x in lines] == list(range(1, len(run.events) + 1))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()
+
+
+async def test_cancel_stops_the_tools_and_the_shell_process_tree(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    gateway.config.approval_policy = {"shell": "auto"}
+    pids = jp_root_dir / ".resolve" / "sessions" / "s-cancel" / "work" / "pids.txt"
+    command = "sleep 300 & echo $! > pids.txt; echo $$ >> pids.txt; sleep 300"
+    script(gateway, tmp_path, call("shell", command=command), {"content": "never"})
+
+    async def cancel_when_running() -> None:
+        while not pids.exists() or len(pids.read_text().split()) < 2:
+            await asyncio.sleep(0.05)
+        run_id = next(r.run_id for r in gateway.runs.runs.values() if r.session_id == "s-cancel")
+        assert (await server.post(f"/resolve/api/runs/{run_id}/cancel", {})).status_code == 200
+
+    canceller = asyncio.create_task(cancel_when_running())
+    stream = await server.chat("run forever", session_id="s-cancel")
+    await canceller
+    assert stream.of("run.completed")[0]["reason"] == "cancelled"
+    started = [int(p) for p in pids.read_text().split()]
+    for _ in range(100):
+        if not any(alive(p) for p in started):
+            break
+        await asyncio.sleep(0.1)
+    assert not any(alive(p) for p in started), "the shell's processes outlived the cancel"
