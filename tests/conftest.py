@@ -89,6 +89,9 @@ class Server:
         self.base = base
         self.token = token
         self.auth = {"Authorization": f"token {token}"}
+        # One client for many concurrent streams (creating one per request costs an SSL
+        # context each, which alone can block the loop for seconds at 200 streams).
+        self.shared: httpx.AsyncClient | None = None
 
     def client(self, **kw: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.base, timeout=60, trust_env=False, **kw)
@@ -103,28 +106,41 @@ class Server:
         until: Callable[[SSE], bool] | None = None,
     ) -> Stream:
         """Read an SSE response to its end (or until ``until`` says stop)."""
+        if self.shared is not None:
+            return await self._stream(self.shared, path, body, method, headers, until)
         async with self.client() as client:
-            content = json.dumps(body).encode() if body is not None else None
-            async with client.stream(
-                method, path, content=content, headers={**self.auth, **(headers or {})}
-            ) as response:
-                result = Stream(response.status_code, response.headers)
-                buffer = ""
-                async for text in response.aiter_text():
-                    buffer += text
-                    while "\n\n" in buffer:
-                        block, buffer = buffer.split("\n\n", 1)
-                        if block.startswith(":"):
-                            result.comments += 1
-                            continue
-                        event = parse_sse_block(block)
-                        if event is None:
-                            continue
-                        result.events.append(event)
-                        if until is not None and until(event):
-                            return result
-                result.body = buffer.encode()
-                return result
+            return await self._stream(client, path, body, method, headers, until)
+
+    async def _stream(
+        self,
+        client: httpx.AsyncClient,
+        path: str,
+        body: Any,
+        method: str,
+        headers: dict[str, str] | None,
+        until: Callable[[SSE], bool] | None,
+    ) -> Stream:
+        content = json.dumps(body).encode() if body is not None else None
+        async with client.stream(
+            method, path, content=content, headers={**self.auth, **(headers or {})}
+        ) as response:
+            result = Stream(response.status_code, response.headers)
+            buffer = ""
+            async for text in response.aiter_text():
+                buffer += text
+                while "\n\n" in buffer:
+                    block, buffer = buffer.split("\n\n", 1)
+                    if block.startswith(":"):
+                        result.comments += 1
+                        continue
+                    event = parse_sse_block(block)
+                    if event is None:
+                        continue
+                    result.events.append(event)
+                    if until is not None and until(event):
+                        return result
+            result.body = buffer.encode()
+            return result
 
     async def chat(
         self, content: str = "hi", until: Callable[[SSE], bool] | None = None, **extra: Any

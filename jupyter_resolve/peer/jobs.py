@@ -1,23 +1,22 @@
 """Jobs: work a peer hands over, run as ordinary gateway runs in the background.
 
-A job is a run started for a peer: it belongs to the gateway, not to the request that submitted
-it, writes the run log like any run, and is listed by ``GET /resolve/api/runs`` with its peer.
-A peer sees only its own jobs and may have ``c.Resolve.peer_max_jobs`` running at once.
+A job is a run started for a peer, and its id is the run's id: it belongs to the gateway, not to
+the request that submitted it, writes the run log like any run (``run.started`` names the peer),
+so it can be looked up again after a restart, and it is listed by ``GET /resolve/api/runs`` with
+its peer. A peer sees only its own jobs and may have ``c.Resolve.peer_max_jobs`` running at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import Conflict, NotFound
 from ..models import ChatMessage, ChatRequest
-from ..runs.manager import new_id
 from ..runs.run import Run
 
 if TYPE_CHECKING:
@@ -26,8 +25,8 @@ if TYPE_CHECKING:
 JobState = Literal["running", "succeeded", "failed", "cancelled"]
 
 MAX_PROMPT = 100_000
-KEEP_FINISHED = 256
-"""Finished jobs remembered per peer (their runs stay in the run log either way)."""
+KEEP_PROMPTS = 1024
+"""Prompts remembered for JSON-RPC task history (the run log keeps the rest)."""
 
 
 class SubmitArgs(BaseModel):
@@ -44,7 +43,7 @@ class StatusArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    job_id: str = Field(min_length=1, max_length=128)
+    job_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 def job_state(run: Run) -> JobState:
@@ -61,12 +60,19 @@ def job_state(run: Run) -> JobState:
 
 @dataclass
 class Job:
-    job_id: str
+    """A peer's view of one run."""
+
     peer: str
-    prompt: str
-    soul: str | None
     run: Run
-    created_at: float = field(default_factory=time.time)
+    prompt: str | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def soul(self) -> str | None:
+        return self.run.soul
 
     @property
     def state(self) -> JobState:
@@ -103,14 +109,15 @@ class Job:
 
 
 class JobManager:
-    """Every job of this gateway, by id."""
+    """Jobs are the gateway's runs that carry a peer; this adds the bound and the look-ups."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        self.jobs: dict[str, Job] = {}
+        self.prompts: dict[str, str] = {}
 
     def live(self, peer: str) -> int:
-        return sum(1 for j in self.jobs.values() if j.peer == peer and not j.done)
+        runs = self.gateway.runs.runs.values()
+        return sum(1 for run in runs if run.peer == peer and not run.completed)
 
     async def submit(self, peer: str, prompt: str, soul: str | None = None) -> Job:
         """Start the job's run and return at once; the run goes on in the background."""
@@ -124,16 +131,20 @@ class JobManager:
             )
         request = ChatRequest(messages=[ChatMessage(role="user", content=prompt)], soul=soul)
         run = self.gateway.start_chat(request, peer=peer)
-        job = Job(job_id=new_id("job"), peer=peer, prompt=prompt, soul=soul, run=run)
-        self.jobs[job.job_id] = job
-        self._forget_old(peer)
-        return job
+        self.prompts[run.run_id] = prompt
+        while len(self.prompts) > KEEP_PROMPTS:
+            del self.prompts[next(iter(self.prompts))]
+        return Job(peer=peer, run=run, prompt=prompt)
 
     def get(self, peer: str, job_id: str) -> Job:
-        job = self.jobs.get(job_id)
-        if job is None or job.peer != peer:
+        """The peer's job (also one finished before a restart, read back from the run log)."""
+        try:
+            run = self.gateway.runs.get(job_id)
+        except NotFound:
+            run = None
+        if run is None or run.peer != peer:
             raise NotFound(f"no job '{job_id}' for peer '{peer}'")
-        return job
+        return Job(peer=peer, run=run, prompt=self.prompts.get(job_id))
 
     async def cancel(self, peer: str, job_id: str) -> Job:
         job = self.get(peer, job_id)
@@ -145,13 +156,6 @@ class JobManager:
         """Wait up to ``timeout`` seconds for the job to end; the job itself is never cancelled."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(_drain(job.run), timeout)
-
-    def _forget_old(self, peer: str) -> None:
-        finished = [j for j in self.jobs.values() if j.peer == peer and j.done]
-        for job in sorted(finished, key=lambda j: j.created_at)[
-            : max(0, len(finished) - KEEP_FINISHED)
-        ]:
-            del self.jobs[job.job_id]
 
 
 async def _drain(run: Run) -> None:

@@ -180,7 +180,9 @@ def render_task(job: Job, version: Version, history_length: int | None = None) -
     error = job.error() if job.done else None
     if error:
         status["message"] = _message(job, "agent", error, f"{job.job_id}-status", version)
-    history = [_message(job, "user", job.prompt, f"{job.job_id}-prompt", version)]
+    history = (
+        [_message(job, "user", job.prompt, f"{job.job_id}-prompt", version)] if job.prompt else []
+    )
     if history_length is not None:
         history = history[-history_length:] if history_length > 0 else []
     task: dict[str, Any] = {

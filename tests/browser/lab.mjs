@@ -50,6 +50,15 @@ export async function startLab({ files = {}, config = '' } = {}) {
   for (const [name, body] of Object.entries(files)) {
     writeFileSync(join(root, name), body);
   }
+  // no news or update toasts over the panel
+  const settingsDir = join(root, '.lab-settings');
+  mkdirSync(settingsDir);
+  writeFileSync(
+    join(settingsDir, 'overrides.json'),
+    JSON.stringify({
+      '@jupyterlab/apputils-extension:notification': { fetchNews: 'false', checkForUpdates: false }
+    })
+  );
   const configDir = join(root, '.jupyter');
   mkdirSync(configDir);
   writeFileSync(join(configDir, 'jupyter_server_config.py'), config);
@@ -70,7 +79,7 @@ export async function startLab({ files = {}, config = '' } = {}) {
       `--IdentityProvider.token=${token}`,
       '--ServerApp.disable_check_xsrf=False',
       `--LabApp.workspaces_dir=${join(root, '.workspaces')}`,
-      '--LabApp.news_url=',
+      `--LabApp.app_settings_dir=${settingsDir}`,
       '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate'
     ],
     {
@@ -154,7 +163,15 @@ export async function openLab(lab, { width = 1280, height = 800 } = {}) {
   await page.fill('input[name="password"]', lab.token);
   await Promise.all([page.waitForURL(/\/lab/), page.click('#login_submit, button[type="submit"]')]);
   await waitForLab(page);
+  await dismissToasts(page);
   return { browser, context, page, errors };
+}
+
+/** Close any notification toast still showing (they sit over the right sidebar). */
+export async function dismissToasts(page) {
+  for (const button of await page.locator('.Toastify__close-button').all()) {
+    await button.click().catch(() => {});
+  }
 }
 
 export async function waitForLab(page) {

@@ -133,7 +133,9 @@ print("KERNELS API", bare.status_code)
         )
         status, messages = collect(kc, cell)
         assert status == "ok", texts(messages)
-        views = [m for m in messages if "application/vnd.jupyter.widget-view+json" in m.get("data", {})]
+        views = [
+            m for m in messages if "application/vnd.jupyter.widget-view+json" in m.get("data", {})
+        ]
         assert views, "the run is shown as a widget"
         status, messages = collect(kc, "print(_resolve.reason, _resolve.tool_calls[0]['output'])")
         assert "stop SCRATCH None" in texts(messages)
@@ -151,7 +153,10 @@ def test_interrupting_the_cell_cancels_the_run(tmp_path: Path) -> None:
         + json.dumps({"content": "woke up"})
         + "\n"
     )
-    with running_server(tmp_path / "server", f"--Resolve.script={script}") as server:
+    # tool_timeout only bounds how long the scratch kernel sleeps on after the cancel (it keeps
+    # the server's shutdown short); the run itself must end at once.
+    args = (f"--Resolve.script={script}", "--Resolve.tool_timeout=8")
+    with running_server(tmp_path / "server", *args) as server:
         km = KernelManager(kernel_name="python3")
         km.start_kernel(env=server.kernel_env(), cwd=str(tmp_path))
         kc = km.blocking_client()
@@ -176,7 +181,7 @@ def test_interrupting_the_cell_cancels_the_run(tmp_path: Path) -> None:
                     break
             assert reply["content"]["status"] == "error"
             assert reply["content"]["ename"] == "KeyboardInterrupt"
-            assert time.monotonic() - began < 20, "cancelling took as long as the tool"
+            assert time.monotonic() - began < 6, "cancelling waited for the tool call"
             records = [json.loads(line) for line in log.read_text().splitlines()]
             assert records[-1]["type"] == "run.completed"
             assert records[-1]["data"]["reason"] == "cancelled"

@@ -1,0 +1,90 @@
+"""Every notebook in notebooks/ runs headless with nbclient against a real server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.conftest import REPO
+from tests.jupyter_resolve.magics.server import RunningServer, running_server
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running_server(tmp_path_factory.mktemp("notebooks")) as running:
+        yield running
+
+
+def execute(path: Path, server: RunningServer) -> Any:
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=180,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(server.root)}},
+    )
+    # A kernel started here, not by the server: it gets the connection by hand (any token the
+    # server accepts works; kernels the server starts inherit JUPYTER_RESOLVE_* instead).
+    client.execute(env=server.kernel_env())
+    return notebook
+
+
+def outputs(notebook: Any) -> list[dict[str, Any]]:
+    return [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
+def plain(notebook: Any) -> str:
+    parts: list[str] = []
+    for output in outputs(notebook):
+        parts.append(output.get("text", ""))
+        data = output.get("data", {})
+        parts.append(data.get("text/plain", ""))
+        parts.append(data.get("text/markdown", ""))
+    return "\n".join(parts)
+
+
+def test_there_are_notebooks() -> None:
+    assert [p.name for p in NOTEBOOKS][:1] == ["quickstart.ipynb"]
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_headless(path: Path, server: RunningServer) -> None:
+    notebook = execute(path, server)
+    assert not [o for o in outputs(notebook) if o.output_type == "error"]
+    views = [o for o in outputs(notebook) if WIDGET_VIEW in o.get("data", {})]
+    assert views, "a run is shown as a live widget view"
+    # The display also carries the run as Markdown, for frontends without widgets.
+    assert all("text/markdown" in o["data"] for o in views)
+    state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    for view in views:
+        assert view["data"][WIDGET_VIEW]["model_id"] in state
+
+
+def test_quickstart(server: RunningServer) -> None:
+    notebook = execute(REPO / "notebooks" / "quickstart.ipynb", server)
+    text = plain(notebook)
+    assert "**jupyter-resolve** 0.1.0" in text  # %resolve status
+    assert "(offline scripted model)" in text  # a first chat
+    assert "\n42\n" in text  # the tool call's output
+    # _resolve: the plot run's id and reason, its text and the SVG the tool call showed.
+    assert "stop\n(offline scripted model) I will run your code" in text
+    assert "('python', 'ok', ['image/svg+xml'])" in text
+    # The plot is in the widget state (live view) and inline in the Markdown fallback.
+    state = json.dumps(notebook.metadata["widgets"])
+    assert "image/svg+xml" in state and "<svg" in state
+    assert "data:image/svg+xml;base64," in text
+    # One session: the scratch kernel kept `total` (interpolated from n = 10) for the next turn.
+    assert "\n45\n" in text and "\n90\n" in text
+    # %resolve runs and replay.
+    assert "| run | session | started | state | events |" in text
+    assert text.count("drew 8 bars") >= 2
