@@ -146,9 +146,9 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     const { page } = session;
     await page.goto(lab.url + 'lab');
     await page.waitForSelector('.jp-LabShell');
-    await page.keyboard.press('Control+Shift+c');
-    await page.keyboard.type('Theme: JupyterLab Dark');
-    await page.locator('.lm-CommandPalette-item', { hasText: 'JupyterLab Dark' }).first().click();
+    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Settings$/ }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Theme$/ }).hover();
+    await page.locator('.lm-Menu-itemLabel', { hasText: 'JupyterLab Dark' }).click();
     await page.waitForFunction(() => document.body.dataset.jpThemeLight === 'false');
     const panel = await openPanel(page);
     await page.evaluate(() => {
@@ -186,6 +186,7 @@ describe('approvals', { timeout: 300_000 }, () => {
       const panel = await openPanel(page);
       await send(page, 'Run this:\n```python\nprint(6*7)\n```');
       await panel.locator('.jp-resolve-approval').waitFor();
+    await panel.locator('.jp-resolve-tool-waiting .jp-resolve-tool-status', { hasText: 'waiting' }).waitFor();
       await shot(panel, '10-approval-waiting');
       await panel.locator('.jp-resolve-approval button', { hasText: 'Approve' }).click();
       await panel.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor();

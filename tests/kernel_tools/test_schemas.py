@@ -32,6 +32,8 @@ def test_tool_list() -> None:
         "search_files",
         "notebook_read",
         "web_fetch",
+        "subagents.delegate",
+        "artifacts.promote",
     ]
     for tool in schemas.load_tools():
         assert set(tool) == {"name", "description", "parameters", "effect", "approval", "runs_in"}

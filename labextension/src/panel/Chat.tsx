@@ -169,6 +169,25 @@ export function Chat(props: {
       node.scrollTop = node.scrollHeight;
     }
   });
+  React.useEffect(() => {
+    // Markdown and images render after React commits: keep the view at the bottom then too
+    const node = list.current;
+    if (!node) {
+      return;
+    }
+    const observer = new MutationObserver(() => {
+      if (stick.current) {
+        node.scrollTop = node.scrollHeight;
+      }
+    });
+    observer.observe(node, { childList: true, subtree: true, characterData: true });
+    const onLoad = () => stick.current && (node.scrollTop = node.scrollHeight);
+    node.addEventListener('load', onLoad, true);
+    return () => {
+      observer.disconnect();
+      node.removeEventListener('load', onLoad, true);
+    };
+  }, []);
   const last = model.turns.length - 1;
   return (
     <div className="jp-resolve-chat">
