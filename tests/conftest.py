@@ -18,9 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def runtime_binary() -> str:
-    """The packaged binary (editable install), else the native build."""
-    packaged = REPO / "jupyter_resolve" / "bin" / "agent-httpd"
-    return str(packaged if packaged.exists() else REPO / "native" / "build" / "agent-httpd")
+    """The native build (the freshest: `make -C native` rebuilds it), else the packaged one."""
+    built = REPO / "native" / "build" / "agent-httpd"
+    return str(built if built.exists() else REPO / "jupyter_resolve" / "bin" / "agent-httpd")
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ class Hub:
     workdir: Path
     proc: subprocess.Popen[bytes]
     users: dict[str, HubUser] = field(default_factory=dict)
-    server_pids: list[int] = field(default_factory=list)
+    server_pids: list[int] = field(default_factory=list)  # and runtimes: stopped at the end
 
     def client(self, **kw: Any) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=60, trust_env=False, **kw)
@@ -212,6 +212,16 @@ def alive(pid: int) -> bool:
     return "zombie" not in status
 
 
+def runtime_pid(hub: Hub, user: HubUser) -> int:
+    """The pid of the user's agent-httpd, from /resolve/api/health (remembered for teardown)."""
+    answer = health(hub, user)
+    assert answer.status_code == 200, answer.text
+    pid = int(answer.json()["runtime"]["pid"])
+    if pid not in hub.server_pids:
+        hub.server_pids.append(pid)
+    return pid
+
+
 def wait_until_ready(hub: Hub, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -238,7 +248,7 @@ def running_hub(workdir: Path, proxy: str) -> Iterator[Hub]:
     }
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["CONFIGPROXY_AUTH_TOKEN"] = secrets.token_hex(32)
-    log = open(workdir / "hub.log", "wb")  # noqa: SIM115 (closed below)
+    log = open(workdir / "hub.log", "wb")  # closed in the finally below
     proc = subprocess.Popen(
         [str(VENV_BIN / "jupyterhub"), "-f", str(config)],
         cwd=workdir,
@@ -267,7 +277,7 @@ def stop(hub: Hub) -> None:
     except subprocess.TimeoutExpired:
         hub.proc.kill()
         hub.proc.wait(10)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 5
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     for pid in pids:

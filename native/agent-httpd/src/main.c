@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +155,11 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+#ifdef __linux__
+    /* The gateway can exit without stopping us (SIGKILL, or a SIGINT a server without a
+       terminal does not handle, as under JupyterHub): then stop too, never linger. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
 
     int bound = 0;
     int lfd = server_listen(port, &bound, err, sizeof err);
