@@ -145,6 +145,12 @@ class Resolve(Configurable):
         help="Where run logs and sessions live (empty: .resolve under the server root).",
     )
 
+    _keys: dict[str, str | None]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._keys = {}
+
     @default("runtime_path")
     def _default_runtime_path(self) -> str:
         return str(Path(__file__).parent / "bin" / "agent-httpd")
@@ -171,4 +177,10 @@ class Resolve(Configurable):
         The one place that reads a secret from the environment.
         """
         name = self.resolved_key_env()
-        return os.environ.get(name) or None if name else None
+        if not name:
+            return None
+        if name not in self._keys:
+            # Taken out of the server's environment once read, so the kernels and terminals
+            # the server starts (which inherit it) never see the key: it reaches the gateway.
+            self._keys[name] = os.environ.pop(name, None) or None
+        return self._keys[name]

@@ -59,3 +59,11 @@ async def test_the_key_goes_to_the_provider_and_nowhere_else(
             assert CANARY.encode() not in path.read_bytes(), path
     health = (await server.get("/resolve/api/health")).text
     assert CANARY not in health and "CANARY_PROVIDER_KEY" in health  # the name, not the value
+
+
+async def test_the_key_is_taken_out_of_the_servers_environment(server: Server) -> None:
+    import os
+
+    # Kernels and terminals the server starts inherit its environment: the key is not there.
+    assert "CANARY_PROVIDER_KEY" not in os.environ
+    assert (await server.get("/resolve/api/health")).json()["provider"]["api_key_set"] is True
