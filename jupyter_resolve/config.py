@@ -130,6 +130,9 @@ class Resolve(Configurable):
     runtime_path = Unicode(
         "", config=True, help="Path of the agent-httpd binary (empty: the one in the package)."
     )
+    runtime_max_runs = Int(
+        1024, config=True, help="Runs agent-httpd may have live at once (a thread each)."
+    )
     runtime_start_timeout = Float(
         10.0, config=True, help="Seconds the runtime may take to start and answer /healthz."
     )

@@ -89,6 +89,7 @@ class Gateway:
             token=self.runtime_token,
             log=log,
             start_timeout=config.runtime_start_timeout,
+            max_runs=config.runtime_max_runs,
             health_interval=config.runtime_health_interval,
         )
         self.runs = RunManager(state_dir=self.state_dir, supervisor=self.supervisor, log=log)

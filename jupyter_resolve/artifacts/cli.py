@@ -46,9 +46,8 @@ class ListApp(_StoreApp):
 
     def start(self) -> None:
         for m in self.store().find():
-            where = m.source.notebook or f"session {m.source.session_id}"
-            detail = m.source.path if m.source.kind == "scratch" else f"cell {m.source.cell_id}"
-            print(f"{m.id}  {m.media_type:24} {m.size:>10}  {where} {detail}  {m.title}")
+            title = f"  {m.title}" if m.title else ""
+            print(f"{m.id}  {m.media_type:24} {m.size:>10}  {m.source.describe()}{title}")
 
 
 class ShowApp(_StoreApp):
@@ -106,7 +105,11 @@ class ExportApp(_StoreApp):
         target = Path(dest)
         if target.is_dir():
             target = target / manifest.id
-        shutil.copyfile(blob, target)
+        try:
+            shutil.copyfile(blob, target)
+        except OSError as exc:
+            print(f"error: cannot write {target}: {exc.strerror or exc}")
+            self.exit(1)
         print(f"{manifest.id} → {target} ({manifest.media_type}, {manifest.size} bytes)")
 
 

@@ -13,17 +13,31 @@ SESSION_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 
 
 class Source(BaseModel):
-    """Where the bytes came from: a notebook output, or a file of a scratch session."""
+    """Where the bytes came from: an output of a saved notebook, a file of a scratch session, a
+    value of a live kernel (sent as its MIME bundle, ``label`` like ``Out[3]`` or a variable
+    name), or a file under the server root."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["notebook", "scratch", "kernel"]
+    kind: Literal["notebook", "scratch", "kernel", "file"]
     notebook: str | None = None
     cell_id: str | None = None
     output_index: int | None = None
     execution_count: int | None = None
     session_id: str | None = None
     path: str | None = None
+    label: str | None = None
+
+    def describe(self) -> str:
+        """One line for people: where it came from."""
+        if self.kind == "notebook":
+            return f"{self.notebook} cell {self.cell_id} output {self.output_index}"
+        if self.kind == "scratch":
+            return f"session {self.session_id}: {self.path}"
+        if self.kind == "file":
+            return f"file {self.path}"
+        where = f" ({self.notebook} cell {self.cell_id})" if self.notebook else ""
+        return f"kernel {self.label or 'value'}{where}"
 
     def key(self) -> str:
         """The canonical source key: the location only (not the execution count)."""
@@ -34,6 +48,7 @@ class Source(BaseModel):
             "output_index": self.output_index,
             "session_id": self.session_id,
             "path": self.path,
+            "label": self.label,
         }
         return json.dumps(where, sort_keys=True, separators=(",", ":"))
 
@@ -75,7 +90,14 @@ def artifact_id(sha256: str, source: Source) -> str:
 
 
 class PromoteRequest(BaseModel):
-    """``POST /resolve/api/artifacts``: a saved notebook's output, or a scratch session's file."""
+    """``POST /resolve/api/artifacts``, one source of four:
+
+    - ``{notebook, cell_id, output_index}``: an output of the saved notebook;
+    - ``{session_id, path}``: a file of a scratch session's ``work/``;
+    - ``{bundle, label?, media_type?, notebook?, cell_id?, execution_count?}``: a kernel value's
+      MIME bundle (what ``%resolve promote`` sends); ``media_type`` picks one, else the richest;
+    - ``{file}``: a file under the server root.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -84,17 +106,47 @@ class PromoteRequest(BaseModel):
     output_index: int | None = Field(default=None, ge=0)
     session_id: str | None = Field(default=None, pattern=SESSION_PATTERN)
     path: str | None = Field(default=None, min_length=1, max_length=4096)
+    bundle: dict[str, Any] | None = None
+    label: str | None = Field(default=None, min_length=1, max_length=256)
+    media_type: str | None = Field(default=None, min_length=1, max_length=256)
+    execution_count: int | None = Field(default=None, ge=0)
+    file: str | None = Field(default=None, min_length=1, max_length=4096)
     title: str = Field(default="", max_length=500)
     note: str = Field(default="", max_length=10_000)
 
+    @property
+    def kind(self) -> str:
+        if self.bundle is not None:
+            return "kernel"
+        if self.session_id is not None or self.path is not None:
+            return "scratch"
+        return "file" if self.file is not None else "notebook"
+
     @model_validator(mode="after")
     def _one_source(self) -> PromoteRequest:
-        from_notebook = self.notebook is not None
-        from_scratch = self.session_id is not None or self.path is not None
-        if from_notebook == from_scratch:
-            raise ValueError("give either {notebook, cell_id, output_index} or {session_id, path}")
-        if from_notebook and (self.cell_id is None or self.output_index is None):
-            raise ValueError("a notebook promotion needs cell_id and output_index")
-        if from_scratch and (self.session_id is None or self.path is None):
+        kinds = [
+            self.bundle is not None,
+            self.session_id is not None or self.path is not None,
+            self.file is not None,
+            self.bundle is None
+            and (
+                self.notebook is not None
+                or self.cell_id is not None
+                or self.output_index is not None
+            ),
+        ]
+        if sum(kinds) != 1:
+            raise ValueError(
+                "give one source: {notebook, cell_id, output_index}, {session_id, path}, "
+                "{bundle, ...} or {file}"
+            )
+        kind = self.kind
+        if kind == "notebook" and None in (self.notebook, self.cell_id, self.output_index):
+            raise ValueError("a notebook promotion needs notebook, cell_id and output_index")
+        if kind == "scratch" and (self.session_id is None or self.path is None):
             raise ValueError("a scratch promotion needs session_id and path")
+        if kind == "kernel" and self.output_index is not None:
+            raise ValueError("output_index is for a saved notebook's output, not a bundle")
+        if kind != "kernel" and (self.label or self.media_type or self.execution_count is not None):
+            raise ValueError("label, media_type and execution_count go with a bundle only")
         return self

@@ -13,7 +13,14 @@ from ..config import Resolve
 from ..errors import ResolveError
 from ..models import ToolCallRequest, ToolResult
 from .models import AgentOrigin, Manifest, PromoteRequest
-from .sources import Picked, notebook_output, record_artifact_id, scratch_file
+from .sources import (
+    Picked,
+    kernel_value,
+    notebook_output,
+    project_file,
+    record_artifact_id,
+    scratch_file,
+)
 from .store import ArtifactStore
 
 TOOL = "artifacts.promote"
@@ -41,7 +48,8 @@ class Artifacts:
     def promote(self, request: PromoteRequest, *, created_by: str) -> Promoted:
         """Promote what ``request`` names; a notebook comes back with the id in its output."""
         limit = self.config.max_artifact_bytes
-        if request.notebook is not None:
+        if request.kind == "notebook":
+            assert request.notebook is not None
             assert request.cell_id is not None and request.output_index is not None
             picked = notebook_output(
                 self.root_dir, request.notebook, request.cell_id, request.output_index, limit
@@ -51,10 +59,23 @@ class Artifacts:
                 picked.notebook, request.cell_id, request.output_index, manifest.id
             )
             return Promoted(manifest, created, picked.notebook if changed else None, picked.path)
+        if request.bundle is not None:
+            picked_value = kernel_value(
+                request.bundle,
+                wanted=request.media_type,
+                label=request.label,
+                notebook=request.notebook,
+                cell_id=request.cell_id,
+                execution_count=request.execution_count,
+                max_bytes=limit,
+            )
+            return Promoted(*self._store(picked_value, request, created_by))
+        if request.file is not None:
+            picked_file = project_file(self.root_dir, request.file, limit)
+            return Promoted(*self._store(picked_file, request, created_by))
         assert request.session_id is not None and request.path is not None
         scratch = scratch_file(self.sessions_dir, request.session_id, request.path, limit)
-        manifest, created = self._store(scratch, request, created_by)
-        return Promoted(manifest, created)
+        return Promoted(*self._store(scratch, request, created_by))
 
     def _store(self, picked: Picked, request: PromoteRequest, by: str) -> tuple[Manifest, bool]:
         return self.store.promote(

@@ -1,5 +1,6 @@
 """Where promoted bytes come from, read and checked before anything is written: an output of a
-saved notebook (read with nbformat) or a file of a scratch session's ``work/``.
+saved notebook (read with nbformat), a file of a scratch session's ``work/``, a kernel value's
+MIME bundle, or a file under the server root.
 
 Every refusal is a :class:`~jupyter_resolve.errors.BadRequest` or ``NotFound`` naming the problem.
 """
@@ -55,8 +56,16 @@ def inside(root: Path, rel: str, what: str, where: str) -> Path:
     return path
 
 
-def pick(bundle: Mapping[str, Any], where: str) -> tuple[str, bytes]:
-    """The richest representation of a MIME bundle, as bytes (images base64-decoded)."""
+def pick(bundle: Mapping[str, Any], where: str, wanted: str | None = None) -> tuple[str, bytes]:
+    """The richest representation of a MIME bundle (or the ``wanted`` one), as bytes (images
+    base64-decoded)."""
+    if wanted is not None:
+        if wanted not in bundle:
+            found = ", ".join(sorted(bundle)) or "nothing"
+            raise BadRequest(
+                f"media_type: {where} has no {wanted} (it has {found})", code="unsupported_output"
+            )
+        return wanted, _encode(wanted, bundle[wanted], where)
     for media_type in RICHNESS:
         if media_type in bundle:
             return media_type, _encode(media_type, bundle[media_type], where)
@@ -67,17 +76,17 @@ def pick(bundle: Mapping[str, Any], where: str) -> tuple[str, bytes]:
 
 
 def _encode(media_type: str, value: Any, where: str) -> bytes:
-    if media_type == "application/json":
+    if media_type == "application/json" or media_type.endswith("+json"):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).encode()
     text = "".join(value) if isinstance(value, list) else value
     if not isinstance(text, str):
         raise BadRequest(f"{where}: its {media_type} is not text", code="unsupported_output")
-    if media_type == "image/png":
+    if media_type.startswith("image/") and media_type != "image/svg+xml":
         try:
             return base64.b64decode("".join(text.split()), validate=True)
         except (binascii.Error, ValueError) as exc:
             raise BadRequest(
-                f"{where}: its image/png is not valid base64", code="unsupported_output"
+                f"{where}: its {media_type} is not valid base64", code="unsupported_output"
             ) from exc
     return text.encode()
 
@@ -179,3 +188,38 @@ def scratch_file(sessions: Path, session_id: str, rel: str, max_bytes: int) -> P
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     source = Source(kind="scratch", session_id=session_id, path=rel_path)
     return Picked(data, media_type, source)
+
+
+def kernel_value(
+    bundle: Mapping[str, Any],
+    *,
+    wanted: str | None,
+    label: str | None,
+    notebook: str | None,
+    cell_id: str | None,
+    execution_count: int | None,
+    max_bytes: int,
+) -> Picked:
+    """A kernel value as its MIME bundle (sent by ``%resolve promote``)."""
+    where = f"the bundle of {label}" if label else "the bundle"
+    media_type, data = pick(bundle, where, wanted)
+    check_size(len(data), max_bytes, where)
+    source = Source(
+        kind="kernel",
+        notebook=notebook,
+        cell_id=cell_id,
+        execution_count=execution_count,
+        label=label,
+    )
+    return Picked(data, media_type, source)
+
+
+def project_file(root: Path, rel: str, max_bytes: int) -> Picked:
+    """A file under the server root."""
+    path = inside(root, rel, "file", "the server root")
+    rel_path = path.relative_to(root.resolve()).as_posix()
+    check_size(path.stat().st_size, max_bytes, f"'{rel_path}'")
+    data = path.read_bytes()
+    check_size(len(data), max_bytes, f"'{rel_path}'")
+    media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return Picked(data, media_type, Source(kind="file", path=rel_path))

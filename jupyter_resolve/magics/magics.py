@@ -202,20 +202,21 @@ class ResolveMagics(Magics):
     def _task_events(
         self, client: ResolveClient, goal: str, session: str | None
     ) -> Iterator[dict[str, Any]]:
+        """The task's one event stream: its child runs (planner → … → tool agent), tagged."""
         body: dict[str, Any] = {"goal": goal, **({"session_id": session} if session else {})}
-        try:
-            task = client.post_json("resolve/api/tasks", body)
-        except ClientError as exc:
-            if exc.status in (404, 405):
-                raise ClientError(
-                    "this server does not run tasks yet (POST /resolve/api/tasks answered "
-                    f"{exc.status}); drop --task to ask a single agent"
-                ) from None
-            raise
-        task_id = (task.get("task_id") or task.get("id")) if isinstance(task, dict) else None
-        if not task_id:
-            raise ClientError(f"POST /resolve/api/tasks answered without a task id: {task!r}")
-        return client.stream("GET", f"resolve/api/tasks/{task_id}/events")
+
+        def events() -> Iterator[dict[str, Any]]:
+            try:
+                yield from client.stream("POST", "resolve/api/tasks", body)
+            except ClientError as exc:
+                if exc.status in (404, 405):
+                    raise ClientError(
+                        "this server does not run tasks (POST /resolve/api/tasks answered "
+                        f"{exc.status}); drop --task to ask a single agent"
+                    ) from None
+                raise
+
+        return events()
 
     def show(
         self, client: ResolveClient, events: Iterator[dict[str, Any]], *, live: bool
@@ -238,10 +239,13 @@ class ResolveMagics(Magics):
         else:
             ui = MarkdownStream(decide=decide, ask=builtins.input)
         started = time.monotonic()
-        ui.start()
+        shown = False
         interrupted = False
         try:
             for event in events:
+                if not shown:  # not before the first event: a refused request shows no view
+                    ui.start()
+                    shown = True
                 part, key = view.apply(event)
                 ui.update(view, part, key)
         except KeyboardInterrupt:
@@ -258,19 +262,28 @@ class ResolveMagics(Magics):
                 self.session_id = view.session_id
             if view.run_id:
                 self.last_run_id = view.run_id
+        if not shown:
+            ui.start()
         ui.finish(view, time.monotonic() - started if live else None)
         if interrupted:
             raise KeyboardInterrupt
         return result
 
     def _cancel_and_drain(self, client: ResolveClient, view: RunView, ui: Any) -> None:
-        if not view.run_id:
+        if not view.run_id and not view.task_id:
             return
         try:
-            client.cancel(view.run_id)
             after = max((int(e.get("seq") or 0) for e in view.events), default=0)
+            if view.task_id:
+                client.post_json(f"resolve/api/tasks/{view.task_id}/cancel")
+                rest = client.stream(
+                    "GET", f"resolve/api/tasks/{view.task_id}/events?after={after}"
+                )
+            else:
+                client.cancel(view.run_id)
+                rest = client.events(view.run_id, after=after)
             deadline = time.monotonic() + DRAIN_SECONDS
-            for event in client.events(view.run_id, after=after):
+            for event in rest:
                 part, key = view.apply(event)
                 ui.update(view, part, key)
                 if view.completed or time.monotonic() > deadline:

@@ -84,6 +84,8 @@ class RunView:
     """Everything a view of one run shows, folded from its events."""
 
     run_id: str = ""
+    task_id: str = ""  # set when the events are a task's (child runs tagged with a role)
+    role: str | None = None
     session_id: str = ""
     model: str = ""
     soul: str | None = None
@@ -128,6 +130,15 @@ class RunView:
         self.events.append(event)
         kind = event.get("type", "")
         data: dict[str, Any] = event.get("data") or {}
+        if self.task_id:
+            return self._apply_task(kind, data)
+        return self._fold(kind, data)
+
+    def _fold(self, kind: str, data: dict[str, Any]) -> tuple[Part, str]:
+        if kind == "task.started":
+            self.task_id = str(data.get("task_id", ""))
+            self.session_id = str(data.get("session_id", ""))
+            return "header", ""
         if kind == "run.started":
             self.run_id = str(data.get("run_id", ""))
             self.session_id = str(data.get("session_id", ""))
@@ -170,6 +181,28 @@ class RunView:
                     card.status = "interrupted"
             return "footer", ""
         return "footer", ""
+
+    def _apply_task(self, kind: str, data: dict[str, Any]) -> tuple[Part, str]:
+        """A task's stream: child runs in turn, each event tagged with its role."""
+        role = data.get("role")
+        if kind == "run.started":
+            self.role = str(role) if role else None
+            self.run_id = str(data.get("run_id", ""))
+            self.model = str(data.get("model", self.model))
+            self.soul = self.role
+            self.blocks.append(TextBlock(f"**{self.role or 'agent'}**\n\n"))
+            return "text", str(len(self.blocks) - 1)
+        if kind == "run.completed":
+            rounds = data.get("rounds")
+            self.rounds = (self.rounds or 0) + (rounds if isinstance(rounds, int) else 0)
+            return "footer", ""
+        if kind == "task.completed":
+            self.reason = str(data.get("reason", "stop"))
+            for card in self.tools.values():
+                if card.status in ("requested", "waiting", "approved", "running"):
+                    card.status = "interrupted"
+            return "footer", ""
+        return self._fold(kind, data)
 
     def _apply_tool(self, kind: str, data: dict[str, Any]) -> str:
         call_id = str(data.get("call_id", ""))
@@ -294,7 +327,7 @@ class ResolveResult:
         return cls(
             text=view.answer(),
             tool_calls=[card.as_dict() for card in view.tools.values()],
-            run_id=view.run_id,
+            run_id=view.task_id or view.run_id,
             session_id=view.session_id,
             events=list(view.events),
             reason=view.reason,

@@ -142,6 +142,7 @@ class WidgetView:
             self.reasoning.layout.display = "flex"
             self.reasoning_text.value = _pre(view.reasoning, "color: #666;")
         elif part == "tool":
+            self._flush_text(view)  # text held back by the throttle shows before the card
             self._card(view, view.tools[key])
         elif part == "error":
             self.errors.value = "".join(
@@ -151,6 +152,10 @@ class WidgetView:
             f'<span style="color:#777; font-size: 90%">'
             f"{html.escape(view.footer_text(time.monotonic() - self.started))}</span>"
         )
+
+    def _flush_text(self, view: RunView) -> None:
+        for index in list(self.texts):
+            self._text(view, index, True)
 
     def _text(self, view: RunView, index: int, force: bool) -> None:
         block = view.blocks[index]

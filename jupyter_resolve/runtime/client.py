@@ -58,7 +58,7 @@ class RuntimeClient:
         return response.status_code == 200
 
     async def health(self) -> dict[str, Any]:
-        response = await self._client.get("/healthz", timeout=2.0)
+        response = await self._client.get("/healthz", timeout=5.0)
         response.raise_for_status()
         result: dict[str, Any] = response.json()
         return result

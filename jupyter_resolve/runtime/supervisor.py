@@ -21,6 +21,7 @@ from .client import RuntimeClient
 
 State = Literal["stopped", "starting", "running", "restarting", "failed"]
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
+HEALTH_FAILURES = 3  # consecutive failed checks before a live runtime is restarted
 
 
 class RuntimeStartError(Exception):
@@ -39,6 +40,7 @@ class RuntimeSupervisor:
         token: str,
         log: logging.Logger,
         start_timeout: float = 10.0,
+        max_runs: int = 1024,
         health_interval: float = 2.0,
     ) -> None:
         self.binary = binary
@@ -47,6 +49,7 @@ class RuntimeSupervisor:
         self.token = token
         self.log = log
         self.start_timeout = start_timeout
+        self.max_runs = max_runs
         self.health_interval = health_interval
         self.state: State = "stopped"
         self.version: str | None = None
@@ -117,6 +120,8 @@ class RuntimeSupervisor:
             self.inference_url,
             "--tools-url",
             self.tools_url,
+            "--max-runs",
+            str(self.max_runs),
         ]
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -165,6 +170,7 @@ class RuntimeSupervisor:
 
     async def _watch(self) -> None:
         """Restart the runtime when it dies; check its health in between."""
+        failures = 0
         while not self._stopping:
             proc = self._proc
             if proc is None:
@@ -172,13 +178,18 @@ class RuntimeSupervisor:
             try:
                 await asyncio.wait_for(proc.wait(), self.health_interval)
             except asyncio.TimeoutError:
-                if self.client is not None:
-                    try:
-                        await self.client.health()
-                        continue
-                    except Exception as exc:  # any failure of the check means "not healthy"
-                        self.log.warning("agent-httpd health check failed: %s", exc)
-                        await self._kill(proc)
+                if self.client is None:
+                    continue
+                try:
+                    await self.client.health()
+                    failures = 0
+                    continue
+                except Exception as exc:  # any failure of the check means "not healthy"
+                    failures += 1
+                    self.log.warning("agent-httpd health check %d failed: %s", failures, exc)
+                    if failures < HEALTH_FAILURES:
+                        continue  # a loaded machine can be slow once; a hung runtime stays so
+                    await self._kill(proc)
             if self._stopping:
                 return
             self.last_error = f"agent-httpd exited with status {proc.returncode}"
@@ -191,6 +202,7 @@ class RuntimeSupervisor:
                 async with self._lock:
                     if not self._alive():
                         await self._start()
+                failures = 0
             except Exception as exc:
                 self.log.error("agent-httpd restart failed: %s", exc)
                 await asyncio.sleep(2.0)
