@@ -26,6 +26,7 @@ from .handlers.internal import internal_routes
 from .models import ChatRequest, ToolCallRequest, ToolResult
 from .providers import make_provider
 from .providers.base import Provider
+from .policy import invalid_entries
 from .runs.manager import RunManager
 from .runs.run import Run
 from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
@@ -261,6 +262,7 @@ class Gateway:
             "runtime": runtime,
             "provider": {"name": self.config.provider, **self.provider.describe()},
             "drift": drift,
+            "config_problems": invalid_entries(self.config.approval_policy, self.tools.names),
             "runs": {"live": sum(1 for r in self.runs.runs.values() if not r.completed)},
         }
 

@@ -15,12 +15,21 @@ DECISIONS = ("auto", "ask", "deny")
 EFFECTS = ("read", "write", "exec", "network")
 
 
+# Tools a person must always approve, whatever the policy says (it may still deny them):
+# promotion makes something canonical, and only a person decides that (DESIGN 3.7).
+ALWAYS_ASK = frozenset({"artifacts.promote"})
+
+
 def decide(name: str, effect: str, default: str, policy: Mapping[str, str]) -> Decision:
+    decision: Decision = default if default in DECISIONS else "ask"  # type: ignore[assignment]
     for key in (name, effect):
         value = policy.get(key)
         if value in DECISIONS:
-            return value  # type: ignore[return-value]
-    return default if default in DECISIONS else "ask"  # type: ignore[return-value]
+            decision = value  # type: ignore[assignment]
+            break
+    if name in ALWAYS_ASK and decision == "auto":
+        return "ask"
+    return decision
 
 
 def invalid_entries(policy: Mapping[str, str], tool_names: list[str]) -> list[str]:

@@ -41,7 +41,7 @@ def test_tool_list() -> None:
         assert tool["approval"] in {"auto", "ask", "deny"}
         assert tool["parameters"]["type"] == "object"
         assert len(tool["description"]) > 80
-    assert schemas.get_tool("web_fetch") == {**schemas.load_tools()[-1]}
+    assert schemas.get_tool("web_fetch") == {**schemas.load_tools()[8]}
     assert schemas.get_tool("nope") is None
 
 

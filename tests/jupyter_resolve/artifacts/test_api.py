@@ -97,6 +97,7 @@ async def test_promote_notebook_output_records_id_and_is_idempotent(
         "execution_count": 3,
         "session_id": None,
         "path": None,
+        "label": None,
     }
     assert manifest["created_by"] and manifest["created_at"]
     assert manifest["agent"] is None
@@ -185,6 +186,53 @@ async def test_promote_scratch_file_and_list_filters(server: Server, jp_root_dir
     assert by_run.json()["artifacts"] == []
 
 
+async def test_promote_a_kernel_value_bundle_and_a_project_file(
+    server: Server, jp_root_dir: Path
+) -> None:
+    # What `%resolve promote Out[3]` sends: the value's MIME bundle with its cell.
+    frame = {
+        "text/html": "<table><tr><td>1</td></tr></table>",
+        "text/csv": "a\n1\n",
+        "text/plain": "   a\n0  1",
+    }
+    body = {
+        "bundle": frame,
+        "label": "Out[3]",
+        "notebook": "analysis.ipynb",
+        "cell_id": "c3",
+        "execution_count": 3,
+    }
+    response = await server.post("/resolve/api/artifacts", body)
+    assert response.status_code == 201, response.text
+    value = response.json()
+    assert value["media_type"] == "text/html"
+    assert value["source"]["kind"] == "kernel" and value["source"]["label"] == "Out[3]"
+    assert value["source"]["execution_count"] == 3
+    as_csv = await server.post("/resolve/api/artifacts", {**body, "media_type": "text/csv"})
+    assert as_csv.status_code == 201 and as_csv.json()["media_type"] == "text/csv"
+    content = await server.get(f"/resolve/api/artifacts/{as_csv.json()['id']}/content")
+    assert content.text == "a\n1\n"
+    again = await server.post("/resolve/api/artifacts", body)
+    assert again.status_code == 200 and again.json()["id"] == value["id"]
+    png = await server.post(
+        "/resolve/api/artifacts",
+        {"bundle": {"image/png": base64.b64encode(PNG).decode()}, "label": "fig"},
+    )
+    png_id = png.json()["id"]
+    assert (await server.get(f"/resolve/api/artifacts/{png_id}/content")).content == PNG
+    missing = await server.post("/resolve/api/artifacts", {**body, "media_type": "image/png"})
+    assert missing.status_code == 400 and "has no image/png" in missing.json()["error"]["message"]
+    # A file of the project (`%resolve promote --file PATH`).
+    (jp_root_dir / "results").mkdir()
+    (jp_root_dir / "results" / "table.json").write_text('{"a": 1}')
+    file = await server.post("/resolve/api/artifacts", {"file": "results/table.json"})
+    assert file.status_code == 201, file.text
+    assert file.json()["media_type"] == "application/json"
+    assert file.json()["source"]["path"] == "results/table.json"
+    outside = await server.post("/resolve/api/artifacts", {"file": "../etc/passwd"})
+    assert outside.status_code == 400
+
+
 async def test_html_content_cannot_run_in_the_jupyter_origin(
     server: Server, jp_root_dir: Path
 ) -> None:
@@ -227,9 +275,13 @@ BAD: list[tuple[dict[str, Any], int, str]] = [
     ({"session_id": "s-none", "path": "a.txt"}, 404, "no scratch session"),
     ({"session_id": "../s-bad", "path": "a.txt"}, 400, "session_id"),
     ({"notebook": "analysis.ipynb", "cell_id": "plot"}, 400, "output_index"),
-    ({"notebook": "analysis.ipynb", "session_id": "s-bad", "path": "a"}, 400, "either"),
+    ({"notebook": "analysis.ipynb", "session_id": "s-bad", "path": "a"}, 400, "one source"),
     ({"notebook": "analysis.ipynb", "cell_id": "plot", "output_index": -1}, 400, "output_index"),
-    ({}, 400, "either"),
+    ({}, 400, "one source"),
+    ({"bundle": {"text/plain": "x"}, "output_index": 0}, 400, "not a bundle"),
+    ({"bundle": {"application/x-custom": "x"}}, 400, "none of"),
+    ({"bundle": {"text/plain": "x" * 5000}}, 400, "over the limit"),
+    ({"file": "analysis.ipynb", "label": "x"}, 400, "bundle only"),
 ]
 
 

@@ -36,10 +36,10 @@ def test_promotion_notebook_runs_headless(tmp_path: Path) -> None:
     text = "\n".join(outputs.values())
     assert "201" in text and "run.completed" in text
     assert "attachment" in text and "sandbox" in text
-    assert "verified 3 artifact(s): 0 problem(s)" in text
+    assert "verified 4 artifact(s): 0 problem(s)" in text
     store = ArtifactStore(server.root / ".resolve" / "artifacts")
     kinds = sorted(m.media_type for m in store.find())
-    assert kinds == ["image/svg+xml", "text/csv", "text/html"]
+    assert kinds == ["image/svg+xml", "text/csv", "text/html", "text/plain"]
     assert store.verify().problems == []
     saved = nbformat.read(server.root / "experiment.ipynb", as_version=4)
     assert saved.cells[0].outputs[0].metadata["resolve"]["artifact_id"].startswith("art-")

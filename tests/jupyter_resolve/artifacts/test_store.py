@@ -173,5 +173,9 @@ def test_show_and_export(tmp_path: Path) -> None:
     assert (out / manifest.id).read_bytes() == b"\x89PNG..."
     exported = cli("artifacts", "export", manifest.id, str(out / "plot.png"), cwd=tmp_path)
     assert (out / "plot.png").read_bytes() == b"\x89PNG..."
+    unwritable = cli(
+        "artifacts", "export", manifest.id, str(out / "no" / "such" / "dir"), cwd=tmp_path
+    )
+    assert unwritable.returncode == 1 and "cannot write" in unwritable.stdout
     missing = cli("artifacts", "show", "art-000000000000000000000000", cwd=tmp_path)
     assert missing.returncode == 1 and "no artifact" in missing.stdout
