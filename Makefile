@@ -15,10 +15,13 @@ LABEXT_SRC := $(shell find labextension/src labextension/style -type f 2>/dev/nu
 	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
 # Where `make lab` serves; the scripted model needs no network and no key.
 LAB_PORT ?= 8888
+# configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
+# under the venv (no global install); tests/hub finds it there.
+HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
 
 .PHONY: setup labextension lab test test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension
+setup: $(STAMP) labextension $(HUB_PROXY)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -27,6 +30,11 @@ $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -n
 	$(PIP) install -q -e '.[test,lab]'
 	$(MAKE) -C native
 	@touch $(STAMP)
+
+$(HUB_PROXY): | $(STAMP)
+	@command -v npm >/dev/null || { echo "the hub tests need Node.js and npm" >&2; exit 1; }
+	npm install --prefix $(VENV)/hub-node --no-audit --no-fund --loglevel=error configurable-http-proxy@4
+	@touch $(HUB_PROXY)
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
@@ -71,6 +79,7 @@ test-python: setup
 # The panel in a real browser (Debian's chromium) against a real `jupyter lab`, XSRF and login on.
 test-browser: setup
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E '$(LABEXT_NAME).*enabled.*OK'
+	tests/browser/wheel-check.sh
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH node --test --test-concurrency=1 tests/browser/
 
 bench: setup

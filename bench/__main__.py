@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .core import BenchError, Context, Figure
+from .core import BenchError, Context, Figure, NotMeasured
 from .metrics import METRICS
 
 
@@ -41,16 +41,18 @@ def machine() -> dict[str, Any]:
 
 
 def fmt(value: float) -> str:
-    if value == int(value) and abs(value) >= 100:
+    if value == int(value):
         return str(int(value))
     return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
 
 
-def table(figures: list[Figure], errors: dict[str, str]) -> str:
+def table(figures: list[Figure], errors: dict[str, str], skipped: dict[str, str]) -> str:
     rows = [("metric", "value", "unit", "goal", "met?")]
     for f in figures:
         met = "" if f.met is None else ("yes" if f.met else "NO")
         rows.append((f.name, fmt(f.value), f.unit, str(f.goal or ""), met))
+    for name in skipped:
+        rows.append((name, "n/a", "", "", "not measured"))
     for name in errors:
         rows.append((name, "n/a", "", "", "error"))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     info = machine()
     figures: list[Figure] = []
     errors: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     stack = ExitStack()
     try:
         ctx = Context(quick=args.quick, stack=stack)
@@ -99,9 +102,12 @@ def main(argv: list[str] | None = None) -> int:
             ctx.log(f"[{time.perf_counter() - started:5.1f} s] {name}")
             try:
                 figures += METRICS[name](ctx)
+            except NotMeasured as exc:
+                skipped[name] = str(exc)
+                ctx.log(f"{name}: not measured: {exc}")
             except BenchError as exc:
                 errors[name] = str(exc)
-                ctx.log(f"{name}: not measured: {exc}")
+                ctx.log(f"{name}: error: {exc}")
     except KeyboardInterrupt:
         print("interrupted; stopping the servers", file=sys.stderr)
         return 130
@@ -114,11 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "getloadavg"):
         info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
 
-    print(table(figures, errors))
+    print(table(figures, errors, skipped))
     print(
         f"\n{'quick' if args.quick else 'full'} run, {wall:.1f} s wall, "
-        f"{info.get('cpus_available', info['cpu_count'])} CPUs, Python {info['python']}"
+        f"{info.get('cpus_available', info['cpu_count'])} CPUs "
+        f"({info.get('cpu_model', 'unknown model')}), Python {info['python']}, "
+        f"load average {info.get('loadavg', ['?'])[0]} at start, "
+        f"{info.get('loadavg_end', ['?'])[0]} at end"
     )
+    for name, reason in {**skipped, **errors}.items():
+        what = "not measured" if name in skipped else "error"
+        print(f"{name}: {what}: {reason}")
     if args.json is not None:
         report = {
             "metrics": {f.name: f.value for f in figures},
@@ -128,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             "met": {f.name: f.met for f in figures if f.met is not None},
             "notes": {f.name: f.note for f in figures if f.note},
             "errors": errors,
+            "not_measured": skipped,
             "mode": "quick" if args.quick else "full",
             "wall_s": round(wall, 2),
         }

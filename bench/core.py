@@ -7,9 +7,12 @@ and closes them all when the run ends, whatever happens.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
@@ -25,6 +28,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 class BenchError(Exception):
     """A metric could not be measured; the message says why (and what to look at)."""
+
+
+class NotMeasured(BenchError):
+    """A metric deliberately not measured in this run (a mode, a missing optional piece).
+
+    Reported with its reason, like an error, but it does not make the run fail.
+    """
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,8 @@ class Context:
     repo: Path = REPO
     _fake: FakeProvider | None = None
     _server: JupyterServer | None = None
+    _scripted: JupyterServer | None = None
+    _tmp: Path | None = None
     _failed: dict[str, BenchError] = field(default_factory=dict)
 
     def repeats(self, quick: int, full: int) -> int:
@@ -93,6 +105,34 @@ class Context:
                 lambda: JupyterServer(self.repo, url),
             )
         return self._server
+
+    def tmp(self) -> Path:
+        """A temporary folder for this run's files (removed at the end)."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="resolve-bench-"))
+            self.stack.callback(shutil.rmtree, self._tmp, ignore_errors=True)
+        return self._tmp
+
+    def scripted(self, turns: list[dict[str, object]]) -> JupyterServer:
+        """A second ``jupyter server``, provider ``scripted``, that now replays ``turns``.
+
+        Every run takes the script's turns from the first; the provider re-reads the script
+        when the file changes, so metrics share this server and each sets its own script.
+        """
+        script = self.tmp() / "script.jsonl"
+        text = "".join(json.dumps(turn) + "\n" for turn in turns)
+        staged = script.with_suffix(".new")
+        staged.write_text(text)
+        os.replace(staged, script)  # a new inode and mtime: the provider reloads it
+        if self._scripted is None:
+            from .servers import JupyterServer
+
+            args = ("--Resolve.provider=scripted", f"--Resolve.script={script}")
+            self._scripted = self._once(
+                "jupyter server (jupyter_resolve, scripted provider)",
+                lambda: JupyterServer(self.repo, "http://127.0.0.1:9/v1", extra_args=args),
+            )
+        return self._scripted
 
     def _once(self, what: str, make: Callable[[], AbstractContextManager[T]]) -> T:
         """Enter ``make()`` on the stack; a failure is remembered and raised again, not retried."""

@@ -3,21 +3,36 @@
 ``runtime_rss_*`` read ``/proc/<pid>/status`` of the agent-httpd the gateway runs (its pid from
 ``/resolve/api/health``). ``extension_import_ms`` is the wall time of a fresh interpreter that
 imports ``jupyter_resolve.extension`` minus that of one that does nothing (``-c pass``), runs
-alternating, medians of each.
+alternating, medians of each. ``runtime_rss_per_run_kib`` holds N runs live at once (a server of
+its own, on a fake whose answers stall after their first word) and divides the runtime's RSS
+growth over its idle RSS by N.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import os
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import httpx
+
+from .chain import frames
 from .core import BenchError, Context, Figure, Goal, median
+from .proc import status_kib
+
+if TYPE_CHECKING:
+    from .servers import JupyterServer
 
 IMPORT_GOAL_MS = 150.0
 RSS_GOAL_KIB = 4096.0
+RUN_GOAL_KIB = 64.0
 QUICK_BUDGET_S = 12.0  # --quick starts no new import round after this long
 
 
@@ -116,3 +131,125 @@ def extension_import(ctx: Context) -> list[Figure]:
             Figure("extension_own_import_ms", own, "ms", note="extension minus jupyter_server"),
         ]
     return figures
+
+
+def _sse(obj: dict[str, Any]) -> str:
+    return "data: " + json.dumps(obj) + "\n\n"
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def slow_scenario(delay: float) -> list[dict[str, Any]]:
+    """Replies for the fake: the first at once (the warm-up), then each stalls ``delay`` s
+    after its first word, so the runs stay live mid-stream."""
+
+    def reply(pause: float) -> dict[str, Any]:
+        head = _sse(_chunk({"role": "assistant", "content": ""})) + _sse(
+            _chunk({"content": "slow"})
+        )
+        tail = _sse(_chunk({"content": " answer"})) + _sse(_chunk({}, "stop")) + "data: [DONE]\n\n"
+        return {
+            "status": 200,
+            "headers": [["Content-Type", "text/event-stream"], ["Cache-Control", "no-cache"]],
+            "parts": [{"data": head, "delay": 0}, {"data": tail, "delay": pause}],
+            "transfer": "chunked",
+        }
+
+    return [reply(0.0), reply(delay)]
+
+
+async def _hold_runs(
+    server: JupyterServer, n: int, runtime: int, settle: float
+) -> tuple[float, int, int]:
+    """Start ``n`` slow chats; once all stream (or ``settle`` s pass) read the runtime's RSS,
+    then cancel the runs (their answers would stall for a long while yet).
+
+    Returns (VmRSS KiB, runs live by /resolve/api/health, chats that had their first word)."""
+    url = f"{server.url}/resolve/api/chat"
+    streaming = 0
+    all_streaming = asyncio.Event()
+    run_ids: list[str] = []
+
+    async def chat(client: httpx.AsyncClient) -> None:
+        nonlocal streaming
+        body = {"messages": [{"role": "user", "content": "hold on"}]}
+        async with client.stream("POST", url, json=body) as response:
+            counted = False
+            buffer = b""
+            async for data in response.aiter_raw():
+                if not run_ids or len(buffer) < 4096:
+                    buffer += data
+                if not counted and b"text.delta" in buffer:
+                    counted = True
+                    streaming += 1
+                    for frame in frames(buffer.rpartition(b"\n\n")[0] + b"\n\n"):
+                        if frame.get("event") == "run.started":
+                            run_ids.append(json.loads(frame.get("data", "{}"))["run_id"])
+                    if streaming == n:
+                        all_streaming.set()
+
+    limits = httpx.Limits(max_connections=2 * n + 8, max_keepalive_connections=2 * n + 8)
+    timeout = httpx.Timeout(120.0, connect=60.0, pool=60.0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout, headers=server.headers) as client:
+        tasks = [asyncio.create_task(chat(client)) for _ in range(n)]
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(all_streaming.wait(), settle)
+        await asyncio.sleep(0.3)
+        rss = status_kib(runtime)
+        health = await asyncio.to_thread(server.health)
+        live = int((health.get("runs") or {}).get("live", 0))
+        seen = streaming
+        cancel = f"{server.url}/resolve/api/runs/{{}}/cancel"
+        await asyncio.gather(
+            *(client.post(cancel.format(run_id)) for run_id in run_ids), return_exceptions=True
+        )
+        _, pending = await asyncio.wait(tasks, timeout=15)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return rss, live, seen
+
+
+def runtime_rss_per_run(ctx: Context) -> list[Figure]:
+    """Runtime RSS with N runs live at once (stalled mid-stream) minus idle, per run."""
+    from .servers import FakeProvider, JupyterServer
+
+    n = ctx.repeats(20, 100)
+    settle = ctx.repeats(6, 15)
+    scenario = ctx.tmp() / "slow.json"
+    scenario.write_text(json.dumps(slow_scenario(120.0)))  # cancelled once measured
+    with ExitStack() as stack:
+        fake = stack.enter_context(FakeProvider(ctx.repo, scenario_file=scenario))
+        server = stack.enter_context(JupyterServer(ctx.repo, fake.base_url))
+        runtime = server.runtime_pid()
+        warm = server.http
+        assert warm is not None
+        body = {"messages": [{"role": "user", "content": "warm up"}]}
+        response = warm.post(f"{server.url}/resolve/api/chat", json=body, timeout=60)
+        if response.status_code != 200 or b"run.completed" not in response.content:
+            raise BenchError(f"the warm-up chat failed: HTTP {response.status_code}")
+        time.sleep(0.3)
+        idle = status_kib(runtime)
+        loaded, live, seen = asyncio.run(_hold_runs(server, n, runtime, float(settle)))
+    if live <= 0:
+        raise BenchError(f"no run was live when the runtime was measured ({seen} streaming)")
+    ctx.log(f"rss per run: {live} live ({seen} streaming), {idle:.0f} → {loaded:.0f} KiB")
+    return [
+        Figure(
+            "runtime_rss_per_run_kib",
+            (loaded - idle) / live,
+            "KiB",
+            Goal(RUN_GOAL_KIB),
+            note=f"{live} runs live at once, stalled mid-stream; (VmRSS - idle) / runs",
+        ),
+        Figure("runtime_rss_loaded_kib", loaded, "KiB", note=f"{live} runs live"),
+        Figure("runtime_rss_before_runs_kib", idle, "KiB", note="baseline: idle after a warm-up"),
+    ]

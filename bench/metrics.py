@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, footprint, tools
+from . import chain, concurrency, cpu, footprint, magics, tools
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
 
 METRICS: dict[str, Metric] = {
     "extension_import": footprint.extension_import,
+    "magics_import": magics.magics_import,
     "runtime_rss_fresh": footprint.runtime_rss_fresh,
     "chain": chain.chain_overhead,
+    "cpu": cpu.cpu_per_chunks,
     "runtime_rss_idle": footprint.runtime_rss_idle,
     "tool_roundtrip": tools.tool_roundtrip,
+    "concurrency": concurrency.concurrency,
+    "runtime_rss_per_run": footprint.runtime_rss_per_run,
+    "vs_jupyter_ai": magics.vs_jupyter_ai,
 }

@@ -80,14 +80,26 @@ def _base_env(repo: Path) -> dict[str, str]:
 
 
 class FakeProvider:
-    """``python -m tests.fakes.openai_server --scenario long --chunks N`` on a loopback port."""
+    """``python -m tests.fakes.openai_server --scenario long --chunks N`` on a loopback port.
+
+    With ``scenario_file`` (a JSON list of replies, see ``tests/fakes/_server.py``) it serves
+    that instead.
+    """
 
     model = "fake-model"
 
-    def __init__(self, repo: Path, *, chunks: int = 2000, start_timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        repo: Path,
+        *,
+        chunks: int = 2000,
+        start_timeout: float = 20.0,
+        scenario_file: Path | None = None,
+    ) -> None:
         self.repo = repo
         self.chunks = chunks
         self.start_timeout = start_timeout
+        self.scenario_file = scenario_file
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -95,9 +107,17 @@ class FakeProvider:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def pid(self) -> int:
+        if self._proc is None:
+            raise BenchError("the fake provider is not running")
+        return self._proc.pid
+
     def __enter__(self) -> FakeProvider:
         argv = [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0"]
         argv += ["--scenario", "long", "--chunks", str(self.chunks)]
+        if self.scenario_file is not None:
+            argv += ["--scenario-file", str(self.scenario_file)]
         self._proc = _spawn(
             argv, cwd=self.repo, env=_base_env(self.repo), stdout=subprocess.PIPE, stderr=None
         )
@@ -162,6 +182,13 @@ class JupyterServer:
     @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"token {self.token}"}
+
+    @property
+    def pid(self) -> int:
+        """The gateway: the ``jupyter server`` process the extension runs in."""
+        if self._proc is None:
+            raise BenchError("jupyter server is not running")
+        return self._proc.pid
 
     def argv(self, root: Path) -> list[str]:
         return [

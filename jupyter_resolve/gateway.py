@@ -24,9 +24,9 @@ from .drift import compute_drift, soul_drift
 from .errors import ResolveError
 from .handlers.internal import internal_routes
 from .models import ChatRequest, ToolCallRequest, ToolResult
+from .policy import invalid_entries
 from .providers import make_provider
 from .providers.base import Provider
-from .policy import invalid_entries
 from .runs.manager import RunManager
 from .runs.run import Run
 from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor

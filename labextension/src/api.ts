@@ -1,5 +1,5 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
-import { requestJSON, postJSON, requestRaw } from './request';
+import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
 import {
   IArtifact,
@@ -42,14 +42,26 @@ export function chat(body: IChatRequest, callbacks: StreamCallbacks): Promise<nu
   });
 }
 
-/** Start a task (the role chain) and read its events. */
-export async function task(
-  body: { readonly message: string; readonly session_id?: string },
+/** Start a task (the role chain: planner → specialist → evaluator → tool agent), read its events. */
+export function task(
+  body: { readonly goal: string; readonly session_id?: string; readonly chain?: string[] },
   callbacks: StreamCallbacks
 ): Promise<number> {
-  const started = await postJSON<Record<string, unknown>>('tasks', body);
-  const id = String(started.task_id ?? started.id ?? '');
-  return streamRun({ ...callbacks, path: `tasks/${encodeURIComponent(id)}/events` });
+  return streamRun({
+    ...callbacks,
+    kind: 'task',
+    path: 'tasks',
+    init: {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' }
+    }
+  });
+}
+
+/** `POST resolve/api/tasks/{id}/cancel`. */
+export async function cancelTask(taskId: string): Promise<void> {
+  await postJSON(`tasks/${encodeURIComponent(taskId)}/cancel`, {});
 }
 
 /** Reattach to (or replay) a run from `lastEventId`. */

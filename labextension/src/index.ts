@@ -5,13 +5,12 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, InputDialog, Notification } from '@jupyterlab/apputils';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Signal } from '@lumino/signaling';
-import * as api from './api';
-import { ChatModel, describeError } from './model';
-import { cellMessage, outputAt } from './notebook';
+import { ChatModel } from './model';
+import { askAboutCell, promoteOutput } from './notebook';
 import { ResolvePanel } from './panel/Panel';
 import { CommandIDs, IResolveChat } from './tokens';
 import { resolveIcon } from './icon';
@@ -106,58 +105,18 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.askAboutCell, {
       label: 'Ask Resolve about this cell',
       isEnabled: () => tracker.activeCell !== null,
-      execute: async () => {
-        const panel = tracker.currentWidget;
-        const cell = tracker.activeCell;
-        if (!panel || !cell) {
-          return;
-        }
-        const answer = await InputDialog.getText({
-          title: 'Ask Resolve about this cell',
-          label: 'Your question',
-          text: 'Explain what this cell does and what its output shows.'
-        });
-        if (!answer.button.accept || !answer.value?.trim()) {
-          return;
-        }
-        const path = panel.context.path;
-        await chat.send(cellMessage(cell, path, answer.value), { notebook: path });
-      }
+      execute: () => askAboutCell(tracker, chat)
     });
     app.commands.addCommand(CommandIDs.promoteOutput, {
       label: 'Promote output',
       caption: 'Make this output an immutable artifact with provenance',
-      execute: async () => {
-        const panel = tracker.currentWidget;
-        const node = app.contextMenuHitTest(n => n.classList.contains('jp-OutputArea-child'));
-        const hit = panel && node ? outputAt(node, panel) : null;
-        if (!panel || !hit) {
-          Notification.warning('Right-click an output of a notebook cell to promote it.');
-          return;
-        }
-        try {
-          if (panel.context.model.dirty) {
-            await panel.context.save(); // the server promotes what is on disk
-          }
-          const artifact = await api.promote({
-            notebook: panel.context.path,
-            cell_id: hit.cell.model.id,
-            output_index: hit.index
-          });
-          Notification.success(`Promoted: ${artifact.title} (${artifact.id})`, {
-            autoClose: 5000,
-            actions: [
-              {
-                label: 'Show',
-                callback: () => void app.commands.execute(CommandIDs.openArtifacts)
-              }
-            ]
-          });
-          chat.notifyArtifactsChanged();
-        } catch (error) {
-          Notification.error(describeError(error, 'Promote output'));
-        }
-      }
+      execute: () =>
+        promoteOutput(
+          tracker,
+          app.contextMenuHitTest(n => n.classList.contains('jp-OutputArea-child')),
+          chat,
+          () => void app.commands.execute(CommandIDs.openArtifacts)
+        )
     });
     app.contextMenu.addItem({
       command: CommandIDs.askAboutCell,

@@ -227,7 +227,7 @@ export class ChatModel {
       if (info.status === 'running') {
         await this._follow(turn, info.run_id, turn.run.lastEventId);
       } else {
-        await this._replay(turn, info.run_id);
+        await this._replay(turn, info.run_id, turn.run.lastEventId);
       }
     }
     if (live && !runs.some(r => r.run_id === live.run.runId)) {
@@ -259,13 +259,9 @@ export class ChatModel {
     try {
       if (this.mode === 'task') {
         await api.task(
-          { message, ...(this.sessionId ? { session_id: this.sessionId } : {}) },
+          { goal: message, ...(this.sessionId ? { session_id: this.sessionId } : {}) },
           { onEvent, onInvalid }
         );
-        if (!turn.run.endedAt) {
-          turn.run.endedAt = Date.now();
-          turn.run.reason = turn.run.reason ?? 'stop';
-        }
       } else {
         await api.chat(
           {
@@ -295,11 +291,8 @@ export class ChatModel {
     if (!live?.run.runId) {
       return;
     }
-    const ids = [live.run.runId, ...live.run.steps.filter(s => !s.done).map(s => s.runId)];
     try {
-      for (const id of ids) {
-        await api.cancel(id);
-      }
+      await (live.run.task ? api.cancelTask(live.run.runId) : api.cancel(live.run.runId));
     } catch (error) {
       this.error = describeError(error, 'Stop');
       this._emit();
@@ -308,7 +301,8 @@ export class ChatModel {
 
   /** Approve or deny a waiting call. */
   async decide(run: IRunView, callId: string, decision: 'approve' | 'deny'): Promise<void> {
-    const stepRun = run.steps.find(s => !s.done)?.runId ?? run.runId;
+    // in a task, the call belongs to the chain's current step (a child run)
+    const stepRun = run.steps.find(s => s.runId && !s.done)?.runId ?? run.runId;
     try {
       await api.decide(run.task ? stepRun : run.runId, callId, decision);
     } catch (error) {
@@ -340,17 +334,23 @@ export class ChatModel {
       this.sessionId = turn.run.sessionId || this.sessionId;
       if (this.sessionId) {
         save(CURRENT_KEY, this.sessionId);
-        const sessions = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
-        const s = sessions[this.sessionId] ?? {
-          id: this.sessionId,
-          title: turn.user.slice(0, 60),
-          startedAt: Date.now(),
-          prompts: {}
-        };
-        s.prompts[turn.run.runId] = turn.user;
-        sessions[this.sessionId] = s;
-        save(SESSIONS_KEY, sessions);
       }
+    }
+    if (event.type === 'run.started' && this.sessionId && this._streaming) {
+      // remember the prompt of each run (the run log does not keep it); a task's steps are
+      // runs of their own, named by their role
+      const step = turn.run.steps.findIndex(s => s.runId === event.data.run_id);
+      const prompt = step > 0 ? `(${turn.run.steps[step].soul}, a step of: ${turn.user})` : turn.user;
+      const sessions = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
+      const s = sessions[this.sessionId] ?? {
+        id: this.sessionId,
+        title: turn.user.slice(0, 60),
+        startedAt: Date.now(),
+        prompts: {}
+      };
+      s.prompts[event.data.run_id] = prompt;
+      sessions[this.sessionId] = s;
+      save(SESSIONS_KEY, sessions);
     }
     if (this._streaming && turn.run.runId && !turn.run.task) {
       this._cacheLive(turn);
@@ -373,9 +373,9 @@ export class ChatModel {
     save(LIVE_KEY, raw.length < 2_000_000 ? live : null);
   }
 
-  private async _replay(turn: ITurn, runId: string): Promise<void> {
+  private async _replay(turn: ITurn, runId: string, after = 0): Promise<void> {
     try {
-      await api.events(runId, 0, { onEvent: e => { applyEvent(turn.run, e); this._emit(); } });
+      await api.events(runId, after, { onEvent: e => { applyEvent(turn.run, e); this._emit(); } });
     } catch (error) {
       turn.run.errors.push(describeError(error, 'Replay'));
       this._emit();

@@ -1,6 +1,10 @@
 /** Notebook integration: what a cell says, as text for the agent, and which output was clicked. */
+import { InputDialog, Notification } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
-import { NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import * as api from './api';
+import { describeError } from './model';
+import { IResolveChat } from './tokens';
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 const MAX_OUTPUT = 8000;
@@ -66,4 +70,55 @@ export function outputAt(
   );
   const index = siblings.indexOf(child);
   return index < 0 ? null : { cell, index };
+}
+
+/** "Ask Resolve about this cell": ask for the question, then send it with the cell. */
+export async function askAboutCell(tracker: INotebookTracker, chat: IResolveChat): Promise<void> {
+  const panel = tracker.currentWidget;
+  const cell = tracker.activeCell;
+  if (!panel || !cell) {
+    return;
+  }
+  const answer = await InputDialog.getText({
+    title: 'Ask Resolve about this cell',
+    label: 'Your question',
+    text: 'Explain what this cell does and what its output shows.'
+  });
+  if (!answer.button.accept || !answer.value?.trim()) {
+    return;
+  }
+  const path = panel.context.path;
+  await chat.send(cellMessage(cell, path, answer.value), { notebook: path });
+}
+
+/** "Promote output": save the notebook if needed, then `POST resolve/api/artifacts`. */
+export async function promoteOutput(
+  tracker: INotebookTracker,
+  node: HTMLElement | undefined,
+  chat: IResolveChat,
+  showArtifacts: () => void
+): Promise<void> {
+  const panel = tracker.currentWidget;
+  const hit = panel && node ? outputAt(node, panel) : null;
+  if (!panel || !hit) {
+    Notification.warning('Right-click an output of a notebook cell to promote it.');
+    return;
+  }
+  try {
+    if (panel.context.model.dirty) {
+      await panel.context.save(); // the server promotes what is on disk
+    }
+    const artifact = await api.promote({
+      notebook: panel.context.path,
+      cell_id: hit.cell.model.id,
+      output_index: hit.index
+    });
+    Notification.success(`Promoted: ${artifact.title} (${artifact.id})`, {
+      autoClose: 5000,
+      actions: [{ label: 'Show', callback: showArtifacts }]
+    });
+    chat.notifyArtifactsChanged();
+  } catch (error) {
+    Notification.error(describeError(error, 'Promote output'));
+  }
 }

@@ -113,9 +113,9 @@ export function isFinished(run: IRunView): boolean {
 }
 
 /**
- * Fold one event into the view (in place) and return it. In a task stream, events of child
- * runs carry their own run_id: each child's `run.started` opens a step, and only the task's own
- * `run.completed` (or the last one, when there is no parent id) ends the view.
+ * Fold one event into the view (in place) and return it. A task stream (`task.started` first)
+ * carries its child runs' events tagged with their role: each child's `run.started` opens a
+ * step of the chain, its `run.completed` closes it, and `task.completed` ends the view.
  */
 export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.now()): IRunView {
   const d = event.data;
@@ -123,22 +123,32 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
     run.lastEventId = Math.max(run.lastEventId, event.seq);
   }
   switch (event.type) {
+    case 'task.started': {
+      run.task = true;
+      run.runId = String(d.task_id);
+      run.sessionId = String(d.session_id ?? '');
+      run.steps = (d.chain ?? []).map(soul => ({ runId: '', soul: String(soul), done: false }));
+      break;
+    }
     case 'run.started': {
-      const open = run.task || (run.runId !== '' && (d.run_id !== run.runId || d.parent));
-      if (!run.runId) {
-        run.runId = String(d.task_id ?? d.run_id);
-        run.sessionId = String(d.session_id ?? '');
-        run.model = String(d.model ?? '');
-        run.soul = d.soul ?? null;
-        run.budget = d.budget?.rounds ?? null;
-      }
-      if (open) {
-        run.steps.push({ runId: d.run_id, soul: String(d.soul ?? d.role ?? 'step'), done: false });
-        run.parts.push({ kind: 'step', runId: d.run_id, soul: String(d.soul ?? d.role ?? 'step') });
-        if (d.model) {
-          run.model = String(d.model);
+      if (run.task) {
+        const soul = String(d.role ?? d.soul ?? 'step');
+        const step = run.steps.find(s => !s.runId && s.soul === soul);
+        if (step) {
+          step.runId = d.run_id;
+        } else {
+          run.steps.push({ runId: d.run_id, soul, done: false });
         }
+        run.parts.push({ kind: 'step', runId: d.run_id, soul });
+        run.model = String(d.model ?? run.model);
+        run.budget = (run.budget ?? 0) + (d.budget?.rounds ?? 0) || null;
+        break;
       }
+      run.runId = d.run_id;
+      run.sessionId = String(d.session_id ?? '');
+      run.model = String(d.model ?? '');
+      run.soul = d.soul ?? null;
+      run.budget = d.budget?.rounds ?? null;
       break;
     }
     case 'text.delta':
@@ -187,20 +197,21 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       run.errors.push(d.code ? `${d.code}: ${d.message}` : String(d.message));
       break;
     case 'run.completed': {
-      const step = run.steps.find(s => s.runId === d.run_id);
-      if (step) {
-        step.done = true;
+      if (run.task) {
+        const step = run.steps.find(s => s.runId === d.run_id);
+        if (step) {
+          step.done = true;
+        }
         run.rounds = (run.rounds ?? 0) + Number(d.rounds ?? 0);
         if (d.summary && typeof d.summary.text === 'string') {
           run.summary = d.summary.text;
         }
-        if (run.task || run.steps.some(s => !s.done)) {
-          break;
-        }
+        closeCalls(run);
+        break;
       }
       run.reason = String(d.reason ?? '');
       if (typeof d.rounds === 'number') {
-        run.rounds = run.steps.length ? Math.max(run.rounds ?? 0, d.rounds) : d.rounds;
+        run.rounds = d.rounds;
       }
       const summary = d.summary;
       if (summary && typeof summary.text === 'string') {
@@ -209,15 +220,27 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
         run.summary = summary;
       }
       run.endedAt = now;
-      for (const call of Object.values(run.tools)) {
-        if (call.status === 'running' || call.status === 'waiting' || call.status === 'requested') {
-          call.status = call.status === 'waiting' ? 'denied' : 'failed';
-        }
-      }
+      closeCalls(run);
       break;
     }
+    case 'task.completed':
+      run.reason = String(d.reason ?? '');
+      run.endedAt = now;
+      closeCalls(run);
+      break;
   }
   return run;
+}
+
+/** Calls still open when their run ended did not finish: a waiting one was not approved. */
+function closeCalls(run: IRunView): void {
+  for (const call of Object.values(run.tools)) {
+    if (call.status === 'running' || call.status === 'requested') {
+      call.status = 'failed';
+    } else if (call.status === 'waiting') {
+      call.status = 'denied';
+    }
+  }
 }
 
 /** The text of the answer (what goes back as the assistant message in history). */

@@ -76,6 +76,8 @@ export interface IStreamOptions {
   readonly onInvalid?: (error: Error) => void;
   /** How many times a broken stream is resumed before giving up. */
   readonly retries?: number;
+  /** A run stream (ends with `run.completed`) or a task stream (ends with `task.completed`). */
+  readonly kind?: 'run' | 'task';
 }
 
 /**
@@ -88,6 +90,9 @@ export async function streamRun(options: IStreamOptions): Promise<number> {
   let path = options.path;
   let init: RequestInit = options.init ?? {};
   let retries = options.retries ?? 5;
+  const kind = options.kind ?? 'run';
+  const terminal = kind === 'task' ? 'task.completed' : 'run.completed';
+  const idHeader = kind === 'task' ? 'X-Resolve-Task-Id' : 'X-Resolve-Run-Id';
   for (;;) {
     let completed = false;
     try {
@@ -97,7 +102,7 @@ export async function streamRun(options: IStreamOptions): Promise<number> {
       }
       headers.set('Accept', 'text/event-stream');
       const response = await requestRaw(path, { ...init, headers, signal: options.signal });
-      runId = response.headers.get('X-Resolve-Run-Id') ?? runId;
+      runId = response.headers.get(idHeader) ?? runId;
       if (!response.body) {
         throw new ResolveRequestError('the stream has no body', response.status, 'no_body');
       }
@@ -122,9 +127,13 @@ export async function streamRun(options: IStreamOptions): Promise<number> {
             }
             lastId = event.seq;
           }
-          runId = event.data.run_id;
+          if (kind === 'run') {
+            runId = event.data.run_id;
+          } else if (typeof event.data.task_id === 'string') {
+            runId = event.data.task_id;
+          }
           options.onEvent(event);
-          if (event.type === 'run.completed') {
+          if (event.type === terminal) {
             completed = true;
           }
         }
@@ -147,7 +156,7 @@ export async function streamRun(options: IStreamOptions): Promise<number> {
       throw new ResolveRequestError('the event stream ended before the run completed', 0, 'eof');
     }
     await new Promise(resolve => setTimeout(resolve, 500));
-    path = `runs/${encodeURIComponent(runId)}/events`;
+    path = `${kind === 'task' ? 'tasks' : 'runs'}/${encodeURIComponent(runId)}/events`;
     init = { method: 'GET' };
   }
 }

@@ -14,7 +14,9 @@ export const EVENT_TYPES = [
   'tool.completed',
   'usage',
   'run.error',
-  'run.completed'
+  'run.completed',
+  'task.started',
+  'task.completed'
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -31,8 +33,13 @@ export interface IRunEvent {
 
 /** The union of every event's fields (each event carries a subset, `run_id` always). */
 export interface IEventData {
+  /** Every run event carries it; task.* events carry `task_id` instead. */
   readonly run_id: string;
   readonly session_id?: string;
+  readonly goal?: string;
+  readonly chain?: string[];
+  readonly runs?: string[];
+  readonly roles?: string[];
   readonly soul?: string | null;
   readonly model?: string;
   readonly budget?: { readonly rounds?: number };
@@ -81,7 +88,9 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'tool.completed': ['call_id', 'ok'],
   usage: [],
   'run.error': ['message'],
-  'run.completed': ['reason']
+  'run.completed': ['reason'],
+  'task.started': ['task_id'],
+  'task.completed': ['task_id', 'reason']
 };
 
 /** Check one SSE frame (`id`, `event`, `data` text) and return the typed event. */
@@ -95,8 +104,9 @@ export function validateEvent(id: string | null, type: string, data: string): IR
   } catch {
     throw new ShapeError(`${type}: data is not JSON`);
   }
-  if (!isObject(parsed) || typeof parsed.run_id !== 'string') {
-    throw new ShapeError(`${type}: data must be an object with run_id`);
+  const idField = type.startsWith('task.') ? 'task_id' : 'run_id';
+  if (!isObject(parsed) || typeof parsed[idField] !== 'string') {
+    throw new ShapeError(`${type}: data must be an object with ${idField}`);
   }
   for (const field of REQUIRED[type as EventType]) {
     if (!(field in parsed)) {

@@ -1,7 +1,7 @@
 // The Resolve panel in chromium against a real `jupyter lab` on the offline scripted model.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { endpointExists, openLab, openPanel, send, shot, startLab } from './lab.mjs';
+import { dismissToasts, endpointExists, openLab, openPanel, send, shot, startLab } from './lab.mjs';
 
 const SVG_CODE =
   "from IPython.display import SVG, display; display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" " +
@@ -72,8 +72,9 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   test('reattaches to a live run after a reload, with Last-Event-ID', async () => {
     const { page } = session;
     let panel = await openPanel(page);
-    await send(page, "Wait:\n```python\nimport time; time.sleep(6); print('slept well')\n```");
+    await send(page, "Wait:\n```python\nimport time; time.sleep(12); print('slept well')\n```");
     await panel.locator('.jp-resolve-tool-running').last().waitFor();
+    const turns = await panel.locator('.jp-resolve-user').count();
     const resumed = [];
     page.on('request', request => {
       if (/\/resolve\/api\/runs\/[^/]+\/events/.test(request.url())) {
@@ -91,7 +92,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
       `a reattach sent Last-Event-ID (saw ${JSON.stringify(resumed)})`
     );
     // the earlier turns of the session were replayed from the run log
-    assert.ok((await panel.locator('.jp-resolve-user').count()) >= 3);
+    assert.equal(await panel.locator('.jp-resolve-user').count(), turns);
     await shot(panel, '03-reattached');
   });
 
@@ -142,13 +143,56 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await shot(panel, '07-artifacts');
   });
 
+  test('"Ask Resolve about this cell" sends the source and outputs', async () => {
+    const { page } = session;
+    await page.goto(lab.url + 'lab/tree/demo.ipynb');
+    await page.waitForSelector('.jp-OutputArea-child');
+    await dismissToasts(page);
+    await page.locator('.jp-Cell .jp-InputArea-editor').first().click({ button: 'right' });
+    await page.locator('.lm-Menu-itemLabel', { hasText: 'Ask Resolve about this cell' }).click();
+    await page.locator('.jp-Dialog button.jp-mod-accept').click();
+    const panel = await openPanel(page);
+    const user = panel.locator('.jp-resolve-user').last();
+    await user.waitFor();
+    const text = await user.innerText();
+    assert.match(text, /print\(6 \* 7\)/);
+    assert.match(text, /42/);
+    assert.match(text, /demo\.ipynb/);
+    await panel
+      .locator('.jp-resolve-assistant')
+      .last()
+      .locator('.jp-resolve-footer', { hasText: /stop/ })
+      .waitFor();
+    await shot(panel, '13-ask-about-cell');
+  });
+
+  test('task mode shows the role chain as steps', async t => {
+    if (!(await endpointExists(lab, 'resolve/api/tasks/none/events'))) {
+      t.skip('resolve/api/tasks is not served yet');
+      return;
+    }
+    const { page } = session;
+    const panel = await openPanel(page);
+    await panel.locator('.jp-resolve-tab', { hasText: 'Chat' }).click();
+    await panel.locator('select[aria-label="Mode"]').selectOption('task');
+    await send(page, 'Find out what 6*7 is.');
+    const steps = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-steps li');
+    await steps.first().waitFor();
+    assert.ok((await steps.count()) >= 2, 'the chain has steps');
+    const answer = panel.locator('.jp-resolve-assistant').last();
+    await answer.locator('.jp-resolve-footer', { hasText: /stop|budget|error|cancelled/ }).waitFor({ timeout: 120_000 });
+    assert.equal(await steps.locator('.jp-mod-active').count(), 0, 'no step left running');
+    await shot(panel, '12-task-steps');
+    await panel.locator('select[aria-label="Mode"]').selectOption('chat');
+  });
+
   test('is usable in the dark theme at 320 px', async () => {
     const { page } = session;
     await page.goto(lab.url + 'lab');
     await page.waitForSelector('.jp-LabShell');
     await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Settings$/ }).click();
     await page.locator('.lm-Menu-itemLabel', { hasText: /^Theme$/ }).hover();
-    await page.locator('.lm-Menu-itemLabel', { hasText: 'JupyterLab Dark' }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^JupyterLab Dark$/ }).click();
     await page.waitForFunction(() => document.body.dataset.jpThemeLight === 'false');
     const panel = await openPanel(page);
     await page.evaluate(() => {

@@ -44,8 +44,11 @@ function Steps(props: { readonly run: IRunView }): JSX.Element | null {
   }
   return (
     <ol className="jp-resolve-steps" aria-label="role chain">
-      {props.run.steps.map(step => (
-        <li key={step.runId} className={step.done ? 'jp-mod-done' : 'jp-mod-active'}>
+      {props.run.steps.map((step, i) => (
+        <li
+          key={i}
+          className={step.done ? 'jp-mod-done' : step.runId ? 'jp-mod-active' : 'jp-mod-pending'}
+        >
           {step.soul}
         </li>
       ))}

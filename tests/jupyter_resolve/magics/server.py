@@ -8,7 +8,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,9 @@ import httpx
 
 from tests.conftest import runtime_binary
 from tests.jupyter_resolve.test_server_process import free_port
+
+# Other server extensions installed here only slow the start down.
+QUIET = {name: False for name in ("jupyterlab", "jupyter_lsp", "notebook_shim", "nbclassic")}
 
 
 @dataclass
@@ -53,7 +55,7 @@ def running_server(tmp_path: Path, *args: str, base_url: str = "/") -> Iterator[
     for folder in (home, root, config):
         folder.mkdir(parents=True, exist_ok=True)
     (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}}})
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True, **QUIET}}})
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_RESOLVE_")}
     env.update(
@@ -79,7 +81,7 @@ def running_server(tmp_path: Path, *args: str, base_url: str = "/") -> Iterator[
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=open(log, "wb"),  # noqa: SIM115 (the process owns it)
+        stderr=open(log, "wb"),
     )
     prefix = "/" + base_url.strip("/")
     url = f"http://127.0.0.1:{port}{prefix.rstrip('/')}/"

@@ -3,6 +3,7 @@ server started (inherited connection, scoped token), and interrupted mid-run (ca
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -28,6 +29,49 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, Path]]:
+    """A server on the scripted model replaying ``script`` (re-read whenever it changes).
+
+    tool_timeout only bounds how long a scratch kernel sleeps on after a cancel (it keeps the
+    server's shutdown short); a cancelled run itself must end at once."""
+    tmp = tmp_path_factory.mktemp("scripted")
+    script = tmp / "script.jsonl"
+    script.write_text(json.dumps({"content": "nothing scripted yet"}) + "\n")
+    args = (f"--Resolve.script={script}", "--Resolve.tool_timeout=8")
+    with running_server(tmp / "server", *args, "--Resolve.approval_timeout=30") as server:
+        yield server, script
+
+
+def write_script(script: Path, *turns: dict[str, Any]) -> None:
+    script.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+
+
+@contextlib.contextmanager
+def kernel(
+    server: RunningServer, cwd: Path
+) -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
+    """A kernel the test starts itself, with the connection set by hand."""
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(env=server.kernel_env(), cwd=str(cwd))
+    kc = km.blocking_client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        assert collect(kc, "%load_ext jupyter_resolve")[0] == "ok"
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def reply_to(kc: BlockingKernelClient, msg_id: str) -> dict[str, Any]:
+    while True:
+        reply: dict[str, Any] = kc.get_shell_msg(timeout=60)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply
+
+
 def ipython(script: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "script.ipy"
     path.write_text(script)
@@ -46,7 +90,8 @@ def test_terminal_ipython_prints_markdown(live: RunningServer, tmp_path: Path) -
 %load_ext jupyter_resolve
 %resolve status
 n = 6
-get_ipython().run_cell_magic("resolve", "", "Run this:\\n{FENCE}python\\nprint({{n}} * 7)\\n{FENCE}")
+cell = "Run this:\\n{FENCE}python\\nprint({{n}} * 7)\\n{FENCE}"
+get_ipython().run_cell_magic("resolve", "", cell)
 print("RESULT", _resolve.reason, _resolve.tool_calls[0]["output"], _resolve.session_id)
 first_session = _resolve.session_id
 %resolve hello again
@@ -109,7 +154,8 @@ def test_kernel_started_by_the_server_connects_with_its_scoped_token(
     kernel_id = started.json()["id"]
     kc = BlockingKernelClient()
     kc.load_connection_file(str(live.runtime_dir / f"kernel-{kernel_id}.json"))
-    kc.start_channels()
+    # No heartbeat: without a manager, a heartbeat not yet seen reads as a dead kernel.
+    kc.start_channels(hb=False)
     try:
         kc.wait_for_ready(timeout=60)
         code = f"""\
@@ -144,49 +190,60 @@ print("KERNELS API", bare.status_code)
         httpx.delete(f"{live.url}api/kernels/{kernel_id}", headers=headers, trust_env=False)
 
 
-def test_interrupting_the_cell_cancels_the_run(tmp_path: Path) -> None:
-    script = tmp_path / "sleep.jsonl"
+def test_interrupting_the_cell_cancels_the_run(
+    scripted: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    server, script = scripted
     call = {"name": "python", "arguments": {"code": "import time; time.sleep(30)"}}
-    script.write_text(
-        json.dumps({"content": "Sleeping.", "tool_calls": [call]})
-        + "\n"
-        + json.dumps({"content": "woke up"})
-        + "\n"
-    )
-    # tool_timeout only bounds how long the scratch kernel sleeps on after the cancel (it keeps
-    # the server's shutdown short); the run itself must end at once.
-    args = (f"--Resolve.script={script}", "--Resolve.tool_timeout=8")
-    with running_server(tmp_path / "server", *args) as server:
-        km = KernelManager(kernel_name="python3")
-        km.start_kernel(env=server.kernel_env(), cwd=str(tmp_path))
-        kc = km.blocking_client()
-        kc.start_channels()
-        try:
-            kc.wait_for_ready(timeout=60)
-            assert collect(kc, "%load_ext jupyter_resolve")[0] == "ok"
-            msg_id = kc.execute("%%resolve\nplease sleep")
-            runs = server.root / ".resolve" / "runs"
-            deadline = time.monotonic() + 60
-            log: Path | None = None
-            while log is None or "tool.started" not in log.read_text():
-                assert time.monotonic() < deadline, "the tool call never started"
-                time.sleep(0.1)
-                found = sorted(runs.glob("*.jsonl")) if runs.exists() else []
-                log = found[0] if found else None
-            began = time.monotonic()
-            km.interrupt_kernel()
-            while True:
-                reply = kc.get_shell_msg(timeout=60)
-                if reply["parent_header"].get("msg_id") == msg_id:
-                    break
-            assert reply["content"]["status"] == "error"
-            assert reply["content"]["ename"] == "KeyboardInterrupt"
-            assert time.monotonic() - began < 6, "cancelling waited for the tool call"
-            records = [json.loads(line) for line in log.read_text().splitlines()]
-            assert records[-1]["type"] == "run.completed"
-            assert records[-1]["data"]["reason"] == "cancelled"
-            status, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
-            assert f"REASON cancelled {log.stem}" in texts(messages)
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+    write_script(script, {"content": "Sleeping.", "tool_calls": [call]}, {"content": "woke up"})
+    runs = server.root / ".resolve" / "runs"
+    before = set(runs.glob("*.jsonl")) if runs.exists() else set()
+    with kernel(server, tmp_path) as (km, kc):
+        msg_id = kc.execute("%%resolve\nplease sleep")
+        deadline = time.monotonic() + 60
+        log: Path | None = None
+        while log is None or "tool.started" not in log.read_text():
+            assert time.monotonic() < deadline, "the tool call never started"
+            time.sleep(0.1)
+            new = sorted(set(runs.glob("*.jsonl")) - before) if runs.exists() else []
+            log = new[0] if new else None
+        began = time.monotonic()
+        km.interrupt_kernel()
+        reply = reply_to(kc, msg_id)
+        assert reply["content"]["status"] == "error"
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+        assert time.monotonic() - began < 6, "cancelling waited for the tool call"
+        records = [json.loads(line) for line in log.read_text().splitlines()]
+        assert records[-1]["type"] == "run.completed"
+        assert records[-1]["data"]["reason"] == "cancelled"
+        _, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
+        assert f"REASON cancelled {log.stem}" in texts(messages)
+
+
+def test_approve_button_works_while_the_cell_runs(
+    scripted: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """The Approve click reaches the kernel while the %%resolve cell is still busy."""
+    server, script = scripted
+    call = {"name": "shell", "arguments": {"command": "echo approved-and-ran"}}
+    write_script(script, {"content": "", "tool_calls": [call]}, {"content": "done"})
+    with kernel(server, tmp_path) as (_, kc):
+        msg_id = kc.execute("%%resolve\nlist the files")
+        approve: str | None = None
+        deadline = time.monotonic() + 60
+        while approve is None:
+            assert time.monotonic() < deadline, "no Approve button appeared"
+            msg = kc.get_iopub_msg(timeout=60)
+            content = msg["content"]
+            state = content.get("data", {}).get("state", {})
+            if msg["msg_type"] == "comm_open" and state.get("description") == "Approve":
+                approve = content["comm_id"]
+        time.sleep(1.0)  # the call is waiting for a person now
+        click = {"method": "custom", "content": {"event": "click"}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": approve, "data": click}))
+        assert reply_to(kc, msg_id)["content"]["status"] == "ok"
+        _, messages = collect(
+            kc, "print('RESULT', _resolve.reason, _resolve.tool_calls[0]['output'])"
+        )
+        out = texts(messages)
+        assert "RESULT stop" in out and "approved-and-ran" in out, out

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_resolve.magics.client import ConnectionMissing, Connection, parse_sse_lines
+from jupyter_resolve.magics.client import Connection, ConnectionMissing, parse_sse_lines
 from jupyter_resolve.magics.magics import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
 from jupyter_resolve.magics.view_model import ResolveResult, RunView, fold, to_markdown
@@ -252,3 +252,28 @@ def test_connection_from_env() -> None:
         }
     )
     assert hub == Connection("http://127.0.0.1:39999/user/ada/", "hub")
+
+
+def test_fold_a_task_stream() -> None:
+    def child(seq: int, kind: str, run_id: str, role: str, **data: Any) -> dict[str, Any]:
+        return {"seq": seq, "type": kind, "data": {"run_id": run_id, "role": role, **data}}
+
+    events = [
+        {"seq": 1, "type": "task.started", "data": {"task_id": "task-1", "session_id": "s"}},
+        child(2, "run.started", "r1", "planner", model="scripted", budget={"rounds": 8}),
+        child(3, "text.delta", "r1", "planner", text="1. look"),
+        child(4, "run.completed", "r1", "planner", reason="stop", rounds=1),
+        child(5, "run.started", "r2", "specialist", model="scripted", budget={"rounds": 8}),
+        child(6, "tool.requested", "r2", "specialist", call_id="c", name="python", arguments={}),
+        child(7, "text.delta", "r2", "specialist", text="found it"),
+        child(8, "run.completed", "r2", "specialist", reason="stop", rounds=2),
+        {"seq": 9, "type": "task.completed", "data": {"task_id": "task-1", "reason": "stop"}},
+    ]
+    view = RunView()
+    parts = [view.apply(e) for e in events]
+    assert parts[1] == ("text", "0")  # a heading per role
+    assert not view.completed or view.reason == "stop"
+    assert view.reason == "stop" and view.rounds == 3
+    assert view.answer() == "**planner**\n\n1. look\n\n**specialist**\n\nfound it"
+    assert ResolveResult.of(view).run_id == "task-1"
+    assert len(view.events) == 9
