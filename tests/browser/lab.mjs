@@ -156,7 +156,7 @@ export async function openLab(lab, { width = 1280, height = 800 } = {}) {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
-  page.setDefaultTimeout(30_000);
+  page.setDefaultTimeout(60_000); // 2 shared cores: a first scratch kernel can take a while
   const errors = [];
   page.on('pageerror', e => errors.push(String(e)));
   await page.goto(lab.url + 'login?next=' + encodeURIComponent(new URL(lab.url).pathname + 'lab'));
@@ -193,6 +193,9 @@ export async function openPanel(page) {
 /** Type a prompt (Shift+Enter between lines) and send it with Enter. */
 export async function send(page, text) {
   const input = page.locator('#jp-resolve-panel textarea.jp-resolve-input');
+  if (!(await input.isVisible())) {
+    await page.locator('#jp-resolve-panel .jp-resolve-tab', { hasText: 'Chat' }).click();
+  }
   await input.click();
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {

@@ -44,7 +44,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');
     const card = panel.locator('.jp-resolve-tool').last();
     await card.locator('.jp-resolve-tool-name', { hasText: 'python' }).waitFor();
-    await card.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor();
+    await card.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor({ timeout: 120_000 });
     await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
     const text = await panel.locator('.jp-resolve-assistant').last().innerText();
     assert.match(text, /scripted/i);
@@ -100,8 +100,9 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     const { page } = session;
     const panel = await openPanel(page);
     await panel.locator('.jp-resolve-tab', { hasText: 'Runs' }).click();
-    await panel.locator('.jp-resolve-row').first().waitFor();
-    assert.ok((await panel.locator('.jp-resolve-row').count()) >= 3);
+    await page.waitForFunction(
+      () => document.querySelectorAll('#jp-resolve-panel .jp-resolve-row').length >= 3
+    );
     await shot(panel, '04-runs');
     await panel.locator('.jp-resolve-tab', { hasText: 'Sessions' }).click();
     await panel.locator('.jp-resolve-row').first().waitFor();
