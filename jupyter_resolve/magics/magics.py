@@ -161,6 +161,9 @@ class ResolveMagics(Magics):
     def resolve(self, line: str, cell: str | None = None) -> ResolveResult | None:
         """Ask jupyter-resolve; see the module docstring for the forms."""
         words = line.split()
+        if cell is None and words and words[0] == "promote":
+            self._promote(line.split(None, 1)[1] if len(words) > 1 else "")
+            return None
         if cell is None and words and words[0] in SUBCOMMANDS:
             words = [interpolate(word, self.namespace) for word in words]
             handled, result = self._subcommand(words)
@@ -313,6 +316,21 @@ class ResolveMagics(Magics):
         except ClientError as exc:
             raise UsageError(exc.message) from None
         return True, None
+
+    def _promote(self, rest: str) -> None:
+        from .promote import promote_body
+
+        body = promote_body(self.shell, rest)
+        try:
+            manifest = self.client().post_json("resolve/api/artifacts", body)
+        except ClientError as exc:
+            raise UsageError(f"%resolve promote: {exc.message}") from None
+        self.namespace["_resolve_artifact"] = manifest
+        show_markdown(
+            f"Promoted **{manifest.get('title') or body.get('label') or body.get('file')}** as "
+            f"artifact `{manifest.get('id')}` ({manifest.get('media_type')}, "
+            f"{manifest.get('size')} bytes, sha256 `{str(manifest.get('sha256', ''))[:12]}…`)."
+        )
 
     def _tools(self, client: ResolveClient) -> None:
         tools = client.get_json("resolve/api/tools").get("tools", [])
