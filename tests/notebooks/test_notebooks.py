@@ -112,3 +112,10 @@ def test_quickstart(server: RunningServer, executed: dict[Path, Any]) -> None:
     # %resolve runs and replay.
     assert "| run | session | started | state | events |" in text
     assert text.count("drew 8 bars") >= 2
+
+
+def test_roles(server: RunningServer, executed: dict[Path, Any]) -> None:
+    notebook = run(REPO / "notebooks" / "roles.ipynb", server, executed)
+    text = plain(notebook)
+    assert "reason: stop" in text
+    assert "roles: planner → specialist → evaluator → tool-agent" in text
