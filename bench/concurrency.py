@@ -135,7 +135,7 @@ def concurrency(ctx: Context) -> list[Figure]:
         Figure(f"{name}_rss_before_burst_kib", idle[name], "KiB", note="baseline") for name in pids
     ]
 
-    for n in (100, 200) if ctx.quick else (100, 500):
+    for n in (100,) if ctx.quick else (100, 500):
         pids = {"gateway": server.pid, "runtime": server.runtime_pid()}  # after any restart
         cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
         gone: set[str] = set()
