@@ -120,6 +120,8 @@ export async function startLab({ files = {}, config = '' } = {}) {
     }
     await new Promise(r => setTimeout(r, 250));
   }
+  // bring the gateway and its runtime up before the browser's first message
+  await api('resolve/api/health').catch(() => {});
   return {
     url,
     token,

@@ -1,5 +1,5 @@
 // The Resolve panel in chromium against a real `jupyter lab` on the offline scripted model.
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dismissToasts, endpointExists, openLab, openPanel, send, shot, startLab } from './lab.mjs';
 
@@ -30,6 +30,13 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   before(async () => {
     lab = await startLab({ files: { 'demo.ipynb': NOTEBOOK } });
     session = await openLab(lab);
+  });
+
+  afterEach(async t => {
+    // a failure leaves a picture of the whole page behind
+    if (t.passed === false && session) {
+      await shot(session.page, `failed-${t.name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
+    }
   });
 
   after(async () => {
