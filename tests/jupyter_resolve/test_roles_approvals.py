@@ -8,22 +8,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from jupyter_resolve.providers import ScriptedProvider
 from jupyter_resolve.souls import SoulError, load_souls, parse_soul
 from tests.conftest import SSE, Server
-
-
-def script(gateway: Any, tmp_path: Path, *turns: dict[str, Any]) -> None:
-    path = tmp_path / f"script-{len(list(tmp_path.iterdir()))}.jsonl"
-    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
-    gateway.provider = ScriptedProvider(path)
-
-
-def call(name: str, soul: str | None = None, **arguments: Any) -> dict[str, Any]:
-    turn: dict[str, Any] = {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
-    if soul:
-        turn["soul"] = soul
-    return turn
+from tests.scripting import call, script
 
 
 def test_builtin_souls_parse_and_bad_files_are_named(tmp_path: Path) -> None:

@@ -10,23 +10,13 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.providers import ScriptedProvider
 from tests.conftest import Server, Stream
+from tests.scripting import call, script
 
 # A 1×1 PNG, so the test needs no plotting library.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
-
-
-def script(gateway: Any, tmp_path: Path, *turns: dict[str, Any]) -> None:
-    path = tmp_path / f"script-{len(list(tmp_path.iterdir()))}.jsonl"
-    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
-    gateway.provider = ScriptedProvider(path)
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 def results(stream: Stream) -> list[dict[str, Any]]:

@@ -12,18 +12,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.providers import ScriptedProvider
 from tests.conftest import SSE, Server
-
-
-def script(gateway: Any, tmp_path: Path, *turns: dict[str, Any]) -> None:
-    path = tmp_path / f"script-{len(list(tmp_path.iterdir()))}.jsonl"
-    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
-    gateway.provider = ScriptedProvider(path)
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"content": "", "tool_calls": [{"name": name, "arguments": arguments}]}
+from tests.scripting import call, script
 
 
 async def test_full_disk_under_the_run_log_is_a_clear_error_and_no_torn_line(
