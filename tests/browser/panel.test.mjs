@@ -219,7 +219,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 });
 
-describe('approvals', { timeout: 300_000 }, () => {
+describe('approvals', { timeout: 600_000 }, () => {
   test('Approve runs a waiting call', async t => {
     const probe = await startLab();
     const served = await endpointExists(probe, 'resolve/api/runs/none/approvals/none', {
@@ -231,21 +231,34 @@ describe('approvals', { timeout: 300_000 }, () => {
       t.skip('POST resolve/api/runs/{id}/approvals/{call_id} is not served yet');
       return;
     }
-    const lab = await startLab({ config: "c.Resolve.approval_policy = {'python': 'ask'}\n" });
-    const session = await openLab(lab);
-    try {
-      const { page } = session;
-      const panel = await openPanel(page);
-      await send(page, 'Run this:\n```python\nprint(6*7)\n```');
-      await panel.locator('.jp-resolve-approval').waitFor();
-    await panel.locator('.jp-resolve-tool-waiting .jp-resolve-tool-status', { hasText: 'waiting' }).waitFor();
-      await shot(panel, '10-approval-waiting');
-      await panel.locator('.jp-resolve-approval button', { hasText: 'Approve' }).click();
-      await panel.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor();
-      await shot(panel, '11-approved');
-    } finally {
-      await session.browser.close();
-      await lab.stop();
+    // A fresh server on a loaded 2-core machine has once missed the first message here (never
+    // reproduced alone): one retry on a new server, with a screenshot and the server log kept.
+    for (let attempt = 1; ; attempt++) {
+      const lab = await startLab({ config: "c.Resolve.approval_policy = {'python': 'ask'}\n" });
+      const session = await openLab(lab);
+      try {
+        const { page } = session;
+        const panel = await openPanel(page);
+        await send(page, 'Run this:\n```python\nprint(6*7)\n```');
+        await panel.locator('.jp-resolve-approval').waitFor({ timeout: 90_000 });
+        await panel
+          .locator('.jp-resolve-tool-waiting .jp-resolve-tool-status', { hasText: 'waiting' })
+          .waitFor();
+        await shot(panel, '10-approval-waiting');
+        await panel.locator('.jp-resolve-approval button', { hasText: 'Approve' }).click();
+        await panel.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor({ timeout: 90_000 });
+        await shot(panel, '11-approved');
+        break;
+      } catch (error) {
+        await shot(session.page, `10-approval-attempt-${attempt}-failed`).catch(() => {});
+        if (attempt >= 2) {
+          throw new Error(`${error.message}\n--- server log ---\n${lab.log().slice(-4000)}`);
+        }
+        t.diagnostic(`attempt ${attempt} failed (${error.message.split('\n')[0]}); retrying`);
+      } finally {
+        await session.browser.close();
+        await lab.stop();
+      }
     }
   });
 });
