@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..models import Event, EventType
+from ..models import Event
 from .log import RunLog, RunLogError
 
 
@@ -73,6 +73,3 @@ class EventStream:
                 await asyncio.wait_for(changed.wait(), idle)
             except asyncio.TimeoutError:
                 yield None
-
-
-__all__ = ["EventStream", "EventType"]

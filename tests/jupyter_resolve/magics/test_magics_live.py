@@ -207,15 +207,17 @@ def test_interrupting_the_cell_cancels_the_run(
             time.sleep(0.1)
             new = sorted(set(runs.glob("*.jsonl")) - before) if runs.exists() else []
             log = new[0] if new else None
-        began = time.monotonic()
         km.interrupt_kernel()
         reply = reply_to(kc, msg_id)
         assert reply["content"]["status"] == "error"
         assert reply["content"]["ename"] == "KeyboardInterrupt"
-        assert time.monotonic() - began < 6, "cancelling waited for the tool call"
         records = [json.loads(line) for line in log.read_text().splitlines()]
-        assert records[-1]["type"] == "run.completed"
+        types = [r["type"] for r in records]
+        assert types[-1] == "run.completed"
         assert records[-1]["data"]["reason"] == "cancelled"
+        # The run ended while the tool call was still sleeping: cancelling did not wait for it
+        # (a behaviour, not a stopwatch; how fast is bench's business).
+        assert "tool.completed" not in types, "cancelling waited for the tool call"
         _, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
         assert f"REASON cancelled {log.stem}" in texts(messages)
 
