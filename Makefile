@@ -19,7 +19,7 @@ LAB_PORT ?= 8888
 # under the venv (no global install); tests/hub finds it there.
 HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
 
-.PHONY: setup labextension lab test test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
+.PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
 setup: $(STAMP) labextension $(HUB_PROXY)
 
@@ -51,7 +51,7 @@ $(LABEXT_OUT): $(LABEXT_SRC)
 lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
 
-test: setup lint test-native fuzz-smoke check test-python test-browser
+test: setup lint test-native fuzz-smoke check test-python test-panel test-browser
 
 test-native:
 	$(MAKE) -C native test
@@ -76,6 +76,10 @@ check: setup
 test-python: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
+# The panel's pure modules (event folding, the SSE parser, shape checks) under node --test.
+test-panel: setup
+	cd labextension && npm run --silent test:unit
+
 # The panel in a real browser (Debian's chromium) against a real `jupyter lab`, XSRF and login on.
 test-browser: setup
 	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E '$(LABEXT_NAME).*enabled.*OK'
@@ -88,4 +92,4 @@ bench: setup
 clean:
 	$(MAKE) -C native clean
 	rm -rf $(VENV) jupyter_resolve/bin jupyter_resolve/labextension .resolve \
-		labextension/lib labextension/tsconfig.tsbuildinfo
+		labextension/lib labextension/build labextension/tsconfig.tsbuildinfo

@@ -85,6 +85,7 @@ def start_chat(
     )
     started = {
         "session_id": session_id,
+        "prompt": body.message,  # the run log keeps what was asked, for replay elsewhere
         "soul": soul.name if soul else None,
         "model": model,
         "budget": limits.model_dump(),

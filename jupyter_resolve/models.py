@@ -129,6 +129,8 @@ class RunInfo(BaseModel):
     status: Literal["running", "completed"]
     reason: CompletionReason | None
     started_at: float
+    ended_at: float | None = None
+    prompt: str | None = None  # the start of the message that began the run
     events: int
     peer: str | None = None
     parent: str | None = None

@@ -371,17 +371,18 @@ class ResolveMagics(Magics):
         for run in runs:
             mine = " ←" if run.get("session_id") == self.session_id else ""
             started = time.strftime("%H:%M:%S", time.localtime(float(run.get("started_at", 0))))
+            prompt = " ".join(str(run.get("prompt") or "").split())
             rows.append(
                 [
                     f"`{run.get('run_id', '')}`{mine}",
                     str(run.get("session_id", "")),
                     started,
                     str(run.get("reason") or run.get("status", "")),
-                    str(run.get("events", "")),
+                    prompt if len(prompt) <= 60 else prompt[:59] + "…",
                 ]
             )
         note = "\n\n← this kernel's session" if self.session_id else ""
-        show_markdown(_table(rows, ["run", "session", "started", "state", "events"]) + note)
+        show_markdown(_table(rows, ["run", "session", "started", "state", "asked"]) + note)
 
     def _status(self, client: ResolveClient) -> None:
         health = client.get_json("resolve/api/health")

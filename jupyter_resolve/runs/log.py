@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models import Event
@@ -48,14 +49,28 @@ class RunLog:
             self._fd = -1
 
 
-def read_run_log(path: Path) -> list[Event]:
+@dataclass
+class LoggedRun:
+    """What a run log holds: the events, and when its first and last lines were written."""
+
+    events: list[Event] = field(default_factory=list)
+    first_ts: float | None = None
+    last_ts: float | None = None
+
+
+def read_run_log(path: Path) -> LoggedRun:
     """The events stored in a run log; torn lines are skipped."""
-    events: list[Event] = []
+    logged = LoggedRun()
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
-                events.append(Event(seq=record["seq"], type=record["type"], data=record["data"]))
+                event = Event(seq=record["seq"], type=record["type"], data=record["data"])
             except (ValueError, KeyError, TypeError):
                 continue  # a torn line (a crash mid-write) is skipped, not fatal
-    return events
+            logged.events.append(event)
+            ts = record.get("ts")
+            if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+                logged.first_ts = ts if logged.first_ts is None else logged.first_ts
+                logged.last_ts = ts
+    return logged

@@ -152,7 +152,7 @@ class RunManager:
             path = self.runs_dir / f"{run_id}.jsonl"
             if "/" in run_id or not path.is_file():
                 raise NotFound(f"no run '{run_id}' in this server")
-            run = Run.from_events(run_id, read_run_log(path))
+            run = Run.from_log(run_id, read_run_log(path))
             self.runs[run_id] = run
         return run
 
@@ -199,7 +199,7 @@ class RunManager:
         if not self.runs_dir.is_dir():
             return marked
         for path in sorted(self.runs_dir.glob("*.jsonl")):
-            events = read_run_log(path)
+            events = read_run_log(path).events
             if not events or events[-1].type == "run.completed":
                 continue
             record = {

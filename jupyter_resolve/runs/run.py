@@ -8,7 +8,7 @@ from typing import Any
 
 from ..frames import FrameTranslator
 from ..models import CompletionReason, Event, EventType, RunInfo
-from .log import RunLog
+from .log import LoggedRun, RunLog
 from .stream import EventStream
 
 
@@ -34,6 +34,7 @@ class Run(EventStream):
         self.budget = budget
         self.tool_names = list(tool_names or [])
         self.started_at = time.time()
+        self.ended_at: float | None = None
         self.translator = FrameTranslator(budget=budget)
         self.task: asyncio.Task[None] | None = None
         self.cancel_requested = False
@@ -61,11 +62,22 @@ class Run(EventStream):
 
     def emit(self, event_type: EventType, data: dict[str, Any]) -> Event:
         """Append one event: sequence, log, then wake the watchers."""
-        return self.append(event_type, {"run_id": self.run_id, **data})
+        event = self.append(event_type, {"run_id": self.run_id, **data})
+        if self.closed and self.ended_at is None:
+            self.ended_at = time.time()
+        return event
 
     def emit_all(self, emitted: list[tuple[EventType, dict[str, Any]]]) -> None:
         for event_type, data in emitted:
             self.emit(event_type, data)
+
+    def prompt_title(self) -> str | None:
+        """The start of the message that began the run (``run.started`` keeps it)."""
+        started = self.events[0].data if self.events else {}
+        prompt = started.get("prompt")
+        if not isinstance(prompt, str):
+            return None
+        return prompt if len(prompt) <= 200 else prompt[:199] + "…"
 
     def info(self) -> RunInfo:
         return RunInfo(
@@ -76,14 +88,17 @@ class Run(EventStream):
             status="completed" if self.completed else "running",
             reason=self.reason,
             started_at=self.started_at,
+            ended_at=self.ended_at,
+            prompt=self.prompt_title(),
             events=len(self.events),
             peer=self.peer,
             parent=self.parent,
         )
 
     @classmethod
-    def from_events(cls, run_id: str, events: list[Event]) -> Run:
+    def from_log(cls, run_id: str, logged: LoggedRun) -> Run:
         """A finished run read back from its log (for listing and replay)."""
+        events = logged.events
         started = events[0].data if events and events[0].type == "run.started" else {}
         run = cls(
             run_id=run_id,
@@ -98,4 +113,8 @@ class Run(EventStream):
         for event in events:
             run.append(event.type, event.data)
         run.translator.completed = run.closed
+        if logged.first_ts is not None:
+            run.started_at = logged.first_ts
+        if run.closed:
+            run.ended_at = logged.last_ts
         return run

@@ -10,8 +10,14 @@ import { IHealth, IRunEvent, IRunInfo, ISoul } from './validate';
 
 /** One exchange: what the person asked and the run that answered. */
 export interface ITurn {
+  /** What this browser sent; '' for a run started elsewhere (see {@link promptOf}). */
   user: string;
   run: IRunView;
+}
+
+/** What was asked in a turn: as sent from here, else as the run log kept it. */
+export function promptOf(turn: ITurn): string {
+  return turn.user || turn.run.prompt;
 }
 
 /** A session as the panel lists it. */
@@ -173,7 +179,8 @@ export class ChatModel {
     for (const r of runs) {
       counts.set(r.session_id, (counts.get(r.session_id) ?? 0) + 1);
       if (!byId.has(r.session_id)) {
-        byId.set(r.session_id, { title: r.session_id, runs: 0, startedAt: r.started_at * 1000 });
+        const title = r.prompt ? r.prompt.slice(0, 60) : r.session_id;
+        byId.set(r.session_id, { title, runs: 0, startedAt: r.started_at * 1000 });
       }
     }
     return [...byId.entries()]
@@ -212,7 +219,7 @@ export class ChatModel {
       return;
     }
     const turns: ITurn[] = runs.map(info => ({
-      user: stored?.prompts[info.run_id] ?? '(the prompt was sent from another browser)',
+      user: stored?.prompts[info.run_id] ?? '',
       run: emptyRun(info.started_at * 1000)
     }));
     this.turns = turns;
@@ -227,7 +234,9 @@ export class ChatModel {
       if (info.status === 'running') {
         await this._follow(turn, info.run_id, turn.run.lastEventId);
       } else {
-        await this._replay(turn, info.run_id, turn.run.lastEventId);
+        // a finished run ends when its log says, not when it is replayed
+        const ended = info.ended_at !== null ? info.ended_at * 1000 : undefined;
+        await this._replay(turn, info.run_id, turn.run.lastEventId, ended);
       }
     }
     if (live && !runs.some(r => r.run_id === live.run.runId)) {
@@ -243,7 +252,7 @@ export class ChatModel {
     }
     const history: api.IChatMessage[] = [];
     for (const turn of this.turns) {
-      history.push({ role: 'user', content: turn.user });
+      history.push({ role: 'user', content: promptOf(turn) });
       const answer = answerText(turn.run);
       if (answer) {
         history.push({ role: 'assistant', content: answer });
@@ -373,9 +382,14 @@ export class ChatModel {
     save(LIVE_KEY, raw.length < 2_000_000 ? live : null);
   }
 
-  private async _replay(turn: ITurn, runId: string, after = 0): Promise<void> {
+  private async _replay(turn: ITurn, runId: string, after = 0, endedAt?: number): Promise<void> {
     try {
-      await api.events(runId, after, { onEvent: e => { applyEvent(turn.run, e); this._emit(); } });
+      await api.events(runId, after, {
+        onEvent: e => {
+          applyEvent(turn.run, e, endedAt);
+          this._emit();
+        }
+      });
     } catch (error) {
       turn.run.errors.push(describeError(error, 'Replay'));
       this._emit();

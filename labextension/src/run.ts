@@ -5,7 +5,14 @@
 import { IRunEvent, MimeBundle } from './validate';
 
 /** Where a tool call stands. */
-export type ToolStatus = 'requested' | 'waiting' | 'denied' | 'running' | 'done' | 'failed';
+export type ToolStatus =
+  | 'requested'
+  | 'waiting'
+  | 'denied'
+  | 'running'
+  | 'done'
+  | 'failed'
+  | 'cancelled';
 
 /** A tool card. */
 export interface IToolCall {
@@ -31,6 +38,8 @@ export type Part =
 export interface IRunView {
   runId: string;
   sessionId: string;
+  /** What was asked: `run.started`'s prompt, or a task's goal ('' when the server kept none). */
+  prompt: string;
   model: string;
   soul: string | null;
   budget: number | null;
@@ -56,6 +65,7 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
   return {
     runId: '',
     sessionId: '',
+    prompt: '',
     model: '',
     soul: null,
     budget: null,
@@ -127,6 +137,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       run.task = true;
       run.runId = String(d.task_id);
       run.sessionId = String(d.session_id ?? '');
+      run.prompt = typeof d.goal === 'string' ? d.goal : '';
       run.steps = (d.chain ?? []).map(soul => ({ runId: '', soul: String(soul), done: false }));
       break;
     }
@@ -146,6 +157,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       }
       run.runId = d.run_id;
       run.sessionId = String(d.session_id ?? '');
+      run.prompt = typeof d.prompt === 'string' ? d.prompt : '';
       run.model = String(d.model ?? '');
       run.soul = d.soul ?? null;
       run.budget = d.budget?.rounds ?? null;
@@ -206,7 +218,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
         if (d.summary && typeof d.summary.text === 'string') {
           run.summary = d.summary.text;
         }
-        closeCalls(run);
+        closeCalls(run, String(d.reason ?? ''));
         break;
       }
       run.reason = String(d.reason ?? '');
@@ -220,23 +232,27 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
         run.summary = summary;
       }
       run.endedAt = now;
-      closeCalls(run);
+      closeCalls(run, run.reason);
       break;
     }
     case 'task.completed':
       run.reason = String(d.reason ?? '');
       run.endedAt = now;
-      closeCalls(run);
+      closeCalls(run, run.reason);
       break;
   }
   return run;
 }
 
-/** Calls still open when their run ended did not finish: a waiting one was not approved. */
-function closeCalls(run: IRunView): void {
+/**
+ * Calls still open when their run ended did not finish: cut off by a cancel (or a stop of the
+ * server) they were cancelled, otherwise they failed; a waiting one was not approved.
+ */
+function closeCalls(run: IRunView, reason: string): void {
+  const cut = reason === 'cancelled' || reason === 'interrupted';
   for (const call of Object.values(run.tools)) {
     if (call.status === 'running' || call.status === 'requested') {
-      call.status = 'failed';
+      call.status = cut ? 'cancelled' : 'failed';
     } else if (call.status === 'waiting') {
       call.status = 'denied';
     }

@@ -37,6 +37,8 @@ export interface IEventData {
   readonly run_id: string;
   readonly session_id?: string;
   readonly goal?: string;
+  /** `run.started`: the message that began the run. */
+  readonly prompt?: string;
   readonly chain?: string[];
   readonly runs?: string[];
   readonly roles?: string[];
@@ -125,20 +127,41 @@ export interface IRunInfo {
   readonly model: string;
   readonly status: 'running' | 'completed';
   readonly reason: string | null;
+  /** Epoch seconds. */
   readonly started_at: number;
+  /** Epoch seconds; null while the run is live. */
+  readonly ended_at: number | null;
+  /** The start of the message that began the run, when the server kept it. */
+  readonly prompt: string | null;
   readonly events: number;
   readonly [key: string]: unknown;
 }
 
-/** Check `GET resolve/api/runs`. */
+/** Check `GET resolve/api/runs`: rows without ids are dropped, the rest normalized. */
 export function validateRuns(body: unknown): IRunInfo[] {
   if (!isObject(body) || !Array.isArray(body.runs)) {
     throw new ShapeError('runs: expected {runs: [...]}');
   }
-  return body.runs.filter(
-    (r): r is IRunInfo =>
-      isObject(r) && typeof r.run_id === 'string' && typeof r.session_id === 'string'
-  );
+  const number = (value: unknown): number | null =>
+    typeof value === 'number' && Number.isFinite(value) ? value : null;
+  return body.runs
+    .filter(
+      (r): r is Record<string, unknown> =>
+        isObject(r) && typeof r.run_id === 'string' && typeof r.session_id === 'string'
+    )
+    .map(r => ({
+      ...r,
+      run_id: r.run_id as string,
+      session_id: r.session_id as string,
+      soul: typeof r.soul === 'string' ? r.soul : null,
+      model: typeof r.model === 'string' ? r.model : '',
+      status: r.status === 'running' ? 'running' : 'completed',
+      reason: typeof r.reason === 'string' ? r.reason : null,
+      started_at: number(r.started_at) ?? 0,
+      ended_at: number(r.ended_at),
+      prompt: typeof r.prompt === 'string' ? r.prompt : null,
+      events: number(r.events) ?? 0
+    }));
 }
 
 /** What the panel needs of `GET resolve/api/health`. */

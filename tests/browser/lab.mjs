@@ -141,22 +141,13 @@ export async function startLab({ files = {}, config = '' } = {}) {
   };
 }
 
-/** Whether an endpoint is served (a route that exists answers JSON, even for a bad id). */
-export async function endpointExists(lab, path, init = {}) {
-  const r = await lab.api(path, init);
-  if (r.status !== 404) return true;
-  try {
-    const body = await r.json();
-    return typeof body?.error?.code === 'string';
-  } catch {
-    return false;
-  }
-}
-
 /** Launch chromium and log in through the login page with the token (a real login). */
 export async function openLab(lab, { width = 1280, height = 800 } = {}) {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
-  const context = await browser.newContext({ viewport: { width, height } });
+  const context = await browser.newContext({
+    viewport: { width, height },
+    permissions: ['clipboard-read', 'clipboard-write']
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000); // 2 shared cores: a first scratch kernel can take a while
   const errors = [];
@@ -176,9 +167,22 @@ export async function dismissToasts(page) {
   }
 }
 
+/**
+ * Wait until JupyterLab has finished restoring: the file browser is restored and the main area
+ * holds its launcher or document. Restoring ends by activating that widget, which takes the
+ * keyboard focus; typing before then can land half in the panel, half in the launcher.
+ */
 export async function waitForLab(page) {
   await page.waitForSelector('#jp-main-dock-panel', { state: 'visible', timeout: 60_000 });
   await page.waitForSelector('.jp-LabShell', { timeout: 60_000 });
+  await page.waitForFunction(
+    () =>
+      document.querySelector('.jp-FileBrowser') !== null &&
+      document.querySelector('.jp-FileBrowser.jp-mod-restoring') === null &&
+      document.querySelector('#jp-main-dock-panel .jp-Launcher, #jp-main-dock-panel .jp-Document') !== null,
+    null,
+    { timeout: 60_000 }
+  );
 }
 
 /** Open the panel with its shortcut (falls back to the command palette). */
@@ -204,7 +208,18 @@ export async function send(page, text) {
     if (i) await page.keyboard.press('Shift+Enter');
     await page.keyboard.type(lines[i]);
   }
+  // every key must have reached the message box: anything else took the focus mid-typing
+  const typed = await input.inputValue();
+  if (typed !== text) {
+    const focus = await page.evaluate(() => document.activeElement?.className ?? 'nothing');
+    throw new Error(`the message box holds ${JSON.stringify(typed)}; the focus is on "${focus}"`);
+  }
   await page.keyboard.press('Enter');
+  await page.waitForFunction(
+    () => document.querySelector('#jp-resolve-panel textarea.jp-resolve-input')?.value === '',
+    null,
+    { timeout: 10_000 }
+  );
 }
 
 export async function shot(target, name) {

@@ -148,3 +148,32 @@ async def test_unknown_tool_is_an_error_result_never_executed(
     assert "unknown tool 'rm_rf'" in completed["output"]
     assert "python" in completed["output"]  # it names what the run may use
     assert not stream.of("tool.started")  # nothing was executed
+
+
+async def test_runs_list_keeps_the_prompt_and_times_across_a_restart(
+    server: Server, gateway: Any, jp_root_dir: Path
+) -> None:
+    import logging
+
+    from jupyter_resolve.gateway import Gateway
+
+    stream = await server.chat("what is 6*7?")
+    started = stream.events[0].data
+    assert started["prompt"] == "what is 6*7?"
+    run_id = started["run_id"]
+    listed = {r["run_id"]: r for r in (await server.get("/resolve/api/runs")).json()["runs"]}
+    live = listed[run_id]
+    assert live["prompt"] == "what is 6*7?"
+    assert live["ended_at"] is not None and live["ended_at"] >= live["started_at"]
+    # A server started later reads the run from its log: the prompt, and the times its log
+    # lines carry (moved an hour back here, so "now" cannot pass for them).
+    log = jp_root_dir / ".resolve" / "runs" / f"{run_id}.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    for record in records:
+        record["ts"] -= 3600
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    later = Gateway(gateway.config, root_dir=jp_root_dir, log=logging.getLogger("test"))
+    logged = {r.run_id: r for r in later.runs.infos()}[run_id]
+    assert logged.prompt == "what is 6*7?"
+    assert logged.started_at == records[0]["ts"]
+    assert logged.ended_at == records[-1]["ts"]

@@ -110,7 +110,7 @@ def test_quickstart(server: RunningServer, executed: dict[Path, Any]) -> None:
     # One session: the scratch kernel kept `total` (interpolated from n = 10) for the next turn.
     assert "\n45\n" in text and "\n90\n" in text
     # %resolve runs and replay.
-    assert "| run | session | started | state | events |" in text
+    assert "| run | session | started | state | asked |" in text
     assert text.count("drew 8 bars") >= 2
 
 

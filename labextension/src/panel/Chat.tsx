@@ -1,7 +1,7 @@
 /** The conversation: turns, streamed answers, tool cards, the footer and the composer. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
-import { ChatModel, ITurn } from '../model';
+import { ChatModel, ITurn, promptOf } from '../model';
 import { IRunView } from '../run';
 import { Markdown } from './Rendered';
 import { ToolCard } from './ToolCard';
@@ -213,7 +213,9 @@ export function Chat(props: {
         )}
         {model.turns.map((turn, i) => (
           <React.Fragment key={i}>
-            <div className="jp-resolve-message jp-resolve-user">{turn.user}</div>
+            <div className="jp-resolve-message jp-resolve-user">
+              {promptOf(turn) || '(this run was started elsewhere; its prompt was not kept)'}
+            </div>
             <Answer
               model={model}
               rendermime={props.rendermime}

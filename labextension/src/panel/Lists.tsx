@@ -93,10 +93,11 @@ export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => 
                 void props.model.openSession(r.session_id);
               }}
             >
-              <span className="jp-resolve-row-title">{r.run_id}</span>
+              <span className="jp-resolve-row-title">{r.prompt || r.run_id}</span>
               <span className="jp-resolve-row-meta">
                 {r.status === 'running' ? 'running' : r.reason} · {r.soul ?? 'default'} ·{' '}
                 {r.events} events · {when(r.started_at * 1000)}
+                {r.ended_at !== null && ` · ${(r.ended_at - r.started_at).toFixed(1)} s`}
               </span>
             </button>
           </li>

@@ -80,12 +80,24 @@ function PanelView(props: {
             role="tab"
             id={`jp-resolve-tab-${t}`}
             aria-selected={panel.tab === t}
+            aria-controls="jp-resolve-tabpanel"
+            tabIndex={panel.tab === t ? 0 : -1 /* one tab stop; the arrow keys move between tabs */}
             className={`jp-resolve-tab ${panel.tab === t ? 'jp-mod-current' : ''}`}
             onClick={() => select(t)}
             onKeyDown={e => {
               const i = TABS.indexOf(t);
-              if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-                const next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length];
+              const next =
+                e.key === 'ArrowRight'
+                  ? TABS[(i + 1) % TABS.length]
+                  : e.key === 'ArrowLeft'
+                    ? TABS[(i + TABS.length - 1) % TABS.length]
+                    : e.key === 'Home'
+                      ? TABS[0]
+                      : e.key === 'End'
+                        ? TABS[TABS.length - 1]
+                        : null;
+              if (next) {
+                e.preventDefault();
                 select(next);
                 document.getElementById(`jp-resolve-tab-${next}`)?.focus();
               }
@@ -95,7 +107,12 @@ function PanelView(props: {
           </button>
         ))}
       </div>
-      <div className="jp-resolve-body" role="tabpanel" aria-labelledby={`jp-resolve-tab-${panel.tab}`}>
+      <div
+        className="jp-resolve-body"
+        id="jp-resolve-tabpanel"
+        role="tabpanel"
+        aria-labelledby={`jp-resolve-tab-${panel.tab}`}
+      >
         {panel.tab === 'chat' && <Chat model={props.model} rendermime={props.rendermime} />}
         {panel.tab === 'sessions' && <Sessions model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'runs' && <Runs model={props.model} onOpen={() => select('chat')} />}

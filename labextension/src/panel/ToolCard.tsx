@@ -10,7 +10,8 @@ const STATUS_LABEL: { [status: string]: string } = {
   denied: 'denied',
   running: 'running…',
   done: 'done',
-  failed: 'failed'
+  failed: 'failed',
+  cancelled: 'cancelled'
 };
 
 function formatArguments(args: unknown): string {

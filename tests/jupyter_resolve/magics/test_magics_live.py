@@ -100,6 +100,7 @@ print("SAME SESSION", _resolve.session_id == first_session)
 print("NEW SESSION", _resolve.session_id != first_session)
 %resolve replay {{_resolve.run_id}}
 print("REPLAYED", _resolve.reason, len(_resolve.events))
+%resolve runs
 """
     done = ipython(script, live.kernel_env(), tmp_path)
     out = done.stdout
@@ -111,6 +112,9 @@ print("REPLAYED", _resolve.reason, len(_resolve.events))
     assert "of 8 rounds ·" in out and "tokens ·" in out
     assert "SAME SESSION True" in out and "NEW SESSION True" in out
     assert "REPLAYED stop" in out
+    # the runs table says what each run was asked
+    assert "| run | session | started | state | asked |" in out
+    assert "| stop | hello anew |" in out
 
 
 def test_terminal_ipython_says_what_to_set(tmp_path: Path) -> None:
@@ -199,7 +203,9 @@ def test_interrupting_the_cell_cancels_the_run(
     runs = server.root / ".resolve" / "runs"
     before = set(runs.glob("*.jsonl")) if runs.exists() else set()
     with kernel(server, tmp_path) as (km, kc):
-        msg_id = kc.execute("%%resolve\nplease sleep")
+        # stop_on_error=False: the interrupted cell fails, and the kernel must not abort the
+        # next request (it drops requests that arrive just after an error, by default)
+        msg_id = kc.execute("%%resolve\nplease sleep", stop_on_error=False)
         deadline = time.monotonic() + 60
         log: Path | None = None
         while log is None or "tool.started" not in log.read_text():
@@ -218,8 +224,9 @@ def test_interrupting_the_cell_cancels_the_run(
         # The run ended while the tool call was still sleeping: cancelling did not wait for it
         # (a behaviour, not a stopwatch; how fast is bench's business).
         assert "tool.completed" not in types, "cancelling waited for the tool call"
-        _, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
-        assert f"REASON cancelled {log.stem}" in texts(messages)
+        status, messages = collect(kc, "print('REASON', _resolve.reason, _resolve.run_id)")
+        assert status == "ok", messages
+        assert f"REASON cancelled {log.stem}" in texts(messages), messages
 
 
 def test_approve_button_works_while_the_cell_runs(

@@ -1,0 +1,8 @@
+// The panel's pure modules, compiled to CommonJS by `npm run test:unit` (tsconfig.pure.json).
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const built = '../../labextension/build/pure/';
+export const run = require(built + 'run.js');
+export const sseParser = require(built + 'sse-parser.js');
+export const validate = require(built + 'validate.js');

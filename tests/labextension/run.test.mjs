@@ -1,0 +1,95 @@
+// Folding events into the run view (labextension/src/run.ts).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { run as R } from './load.mjs';
+
+let seq = 0;
+const ev = (type, data) => ({ seq: ++seq, type, data: { run_id: 'run-1', ...data } });
+
+function fold(events, start = 1000, now = 5000) {
+  const view = R.emptyRun(start);
+  for (const e of events) R.applyEvent(view, e, now);
+  return view;
+}
+
+describe('applyEvent', () => {
+  test('a chat run: prompt, text, a tool card, usage and the end', () => {
+    const view = fold([
+      ev('run.started', { session_id: 's1', model: 'scripted', soul: null, budget: { rounds: 8 }, prompt: 'hi' }),
+      ev('text.delta', { text: 'Hel' }),
+      ev('text.delta', { text: 'lo' }),
+      ev('tool.requested', { call_id: 'c1', name: 'python', arguments: { code: '1' } }),
+      ev('tool.started', { call_id: 'c1', name: 'python' }),
+      ev('tool.completed', { call_id: 'c1', name: 'python', ok: true, output: '1', ms: 12 }),
+      ev('usage', { prompt_tokens: 10, completion_tokens: 5 }),
+      ev('run.completed', { reason: 'stop', rounds: 2 })
+    ]);
+    assert.equal(view.prompt, 'hi');
+    assert.equal(view.sessionId, 's1');
+    assert.equal(view.budget, 8);
+    assert.deepEqual(view.parts.map(p => p.kind), ['text', 'tool']);
+    assert.equal(R.answerText(view), 'Hello');
+    assert.equal(view.tools.c1.status, 'done');
+    assert.equal(view.tools.c1.ms, 12);
+    assert.equal(view.promptTokens + view.completionTokens, 15);
+    assert.equal(view.rounds, 2);
+    assert.equal(view.reason, 'stop');
+    assert.equal(view.lastEventId, seq);
+    // the end is stamped with the time given (a replay passes the run's own end)
+    assert.equal(view.endedAt, 5000);
+    assert.ok(R.isFinished(view));
+  });
+
+  test('a call cut off by a cancel is cancelled, not failed; a waiting one was denied', () => {
+    const view = fold([
+      ev('run.started', { session_id: 's' }),
+      ev('tool.requested', { call_id: 'c1', name: 'python' }),
+      ev('tool.started', { call_id: 'c1', name: 'python' }),
+      ev('tool.approval', { call_id: 'c2', name: 'shell', state: 'waiting' }),
+      ev('run.completed', { reason: 'cancelled', rounds: 1 })
+    ]);
+    assert.equal(view.tools.c1.status, 'cancelled');
+    assert.equal(view.tools.c2.status, 'denied');
+  });
+
+  test('a call open when a run fails is failed', () => {
+    const view = fold([
+      ev('run.started', { session_id: 's' }),
+      ev('tool.started', { call_id: 'c1', name: 'python' }),
+      ev('run.error', { code: 'runtime_died', message: 'gone' }),
+      ev('run.completed', { reason: 'error', rounds: 1 })
+    ]);
+    assert.equal(view.tools.c1.status, 'failed');
+    assert.deepEqual(view.errors, ['runtime_died: gone']);
+  });
+
+  test('approval states move a card: waiting, approved, then done', () => {
+    const view = fold([ev('run.started', { session_id: 's' })]);
+    R.applyEvent(view, ev('tool.approval', { call_id: 'c', name: 'python', arguments: { code: 'x' }, state: 'waiting' }));
+    assert.deepEqual(R.waitingCalls(view).map(c => c.callId), ['c']);
+    R.applyEvent(view, ev('tool.approval', { call_id: 'c', state: 'approved' }));
+    assert.equal(view.tools.c.status, 'requested');
+    assert.ok(view.tools.c.approved);
+    assert.deepEqual(R.waitingCalls(view), []);
+    R.applyEvent(view, ev('tool.completed', { call_id: 'c', ok: false, output: 'boom' }));
+    assert.equal(view.tools.c.status, 'failed');
+  });
+
+  test('a task: steps open and close with their child runs, the goal is the prompt', () => {
+    const view = R.emptyRun(0, true);
+    const t = (type, data) => ({ seq: ++seq, type, data });
+    R.applyEvent(view, t('task.started', { task_id: 'task-1', session_id: 's', goal: 'find 42', chain: ['planner', 'specialist'] }));
+    assert.equal(view.prompt, 'find 42');
+    R.applyEvent(view, t('run.started', { run_id: 'r1', session_id: 's', role: 'planner', budget: { rounds: 4 } }));
+    assert.deepEqual(view.steps.map(s => [s.soul, s.runId, s.done]), [['planner', 'r1', false], ['specialist', '', false]]);
+    R.applyEvent(view, t('run.completed', { run_id: 'r1', reason: 'stop', rounds: 1 }));
+    assert.equal(view.endedAt, null, 'a step ending does not end the task');
+    R.applyEvent(view, t('run.started', { run_id: 'r2', session_id: 's', role: 'specialist', budget: { rounds: 8 } }));
+    R.applyEvent(view, t('run.completed', { run_id: 'r2', reason: 'stop', rounds: 2 }));
+    R.applyEvent(view, t('task.completed', { task_id: 'task-1', reason: 'stop' }), 99);
+    assert.deepEqual(view.steps.map(s => s.done), [true, true]);
+    assert.equal(view.rounds, 3);
+    assert.equal(view.budget, 12);
+    assert.equal(view.endedAt, 99);
+  });
+});
