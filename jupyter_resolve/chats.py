@@ -26,6 +26,7 @@ def start_chat(
     peer: str | None = None,
     parent: str | None = None,
     exclude_tools: tuple[str, ...] = (),
+    task_id: str | None = None,
 ) -> Run:
     """Start one run for ``request``; raises BadRequest (unknown soul, bad attachment) or
     Unavailable (tool-list drift)."""
@@ -93,6 +94,7 @@ def start_chat(
         "manifest": manifest,
         "peer": peer,
         "parent": parent,
+        "task_id": task_id,  # a step of this task (role chain)
     }
     return gateway.runs.start(
         body,

@@ -235,8 +235,16 @@ class Gateway:
         peer: str | None = None,
         parent: str | None = None,
         exclude_tools: tuple[str, ...] = (),
+        task_id: str | None = None,
     ) -> Run:
-        return start_chat(self, request, peer=peer, parent=parent, exclude_tools=exclude_tools)
+        return start_chat(
+            self,
+            request,
+            peer=peer,
+            parent=parent,
+            exclude_tools=exclude_tools,
+            task_id=task_id,
+        )
 
     async def cancel_run(self, run_id: str) -> Run:
         """Cancel a run and stop its tools: a call running in the scratch kernel is

@@ -134,3 +134,4 @@ class RunInfo(BaseModel):
     events: int
     peer: str | None = None
     parent: str | None = None
+    task_id: str | None = None  # set on the steps of a task

@@ -9,8 +9,11 @@ task's stream tagged with its ``role`` (and carries its own ``run_id``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import NotFound, ResolveError
 from .models import ChatRequest
-from .runs.log import RunLog
+from .runs.log import RunLog, read_run_log
 from .runs.manager import new_id
 from .runs.run import Run
 from .runs.stream import EventStream
@@ -43,11 +46,13 @@ class TaskRequest(BaseModel):
 class Task(EventStream):
     final_event = "task.completed"
 
-    def __init__(self, task_id: str, request: TaskRequest, session_id: str, log: RunLog) -> None:
+    def __init__(
+        self, task_id: str, goal: str, chain: list[str], session_id: str, log: RunLog | None
+    ) -> None:
         super().__init__(log)
         self.task_id = task_id
-        self.goal = request.goal
-        self.chain = list(request.chain or DEFAULT_CHAIN)
+        self.goal = goal
+        self.chain = chain
         self.session_id = session_id
         self.children: list[Run] = []
         self.runner: asyncio.Task[None] | None = None
@@ -55,6 +60,30 @@ class Task(EventStream):
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
+
+    @classmethod
+    def from_log(cls, task_id: str, path: Path) -> Task:
+        """A task of an earlier server, read back from its log for replay. One the server left
+        live ends ``interrupted`` (in memory and in the log), so a replay always ends."""
+        events = read_run_log(path).events
+        started = events[0].data if events and events[0].type == "task.started" else {}
+        chain = started.get("chain")
+        task = cls(
+            task_id,
+            goal=str(started.get("goal", "")),
+            chain=[str(s) for s in chain] if isinstance(chain, list) else [],
+            session_id=str(started.get("session_id", "")),
+            log=None,
+        )
+        for event in events:
+            task.append(event.type, event.data)
+        if not task.closed:
+            data = {"task_id": task_id, "reason": "interrupted", "runs": [], "roles": []}
+            event = task.append("task.completed", data)
+            record = {"seq": event.seq, "type": event.type, "data": data, "ts": time.time()}
+            with contextlib.suppress(OSError), path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+        return task
 
 
 class TaskManager:
@@ -72,7 +101,9 @@ class TaskManager:
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
         task_id = new_id("task")
         session_id = request.session_id or new_id("session")
-        task = Task(task_id, request, session_id, RunLog(self.tasks_dir, task_id))
+        chain = list(request.chain or DEFAULT_CHAIN)
+        log = RunLog(self.tasks_dir, task_id)
+        task = Task(task_id, request.goal, chain, session_id, log)
         self.tasks[task_id] = task
         task.emit(
             "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
@@ -83,7 +114,10 @@ class TaskManager:
     def get(self, task_id: str) -> Task:
         task = self.tasks.get(task_id)
         if task is None:
-            raise NotFound(f"no task '{task_id}' in this server")
+            path = self.tasks_dir / f"{task_id}.jsonl"
+            if "/" in task_id or not path.is_file():
+                raise NotFound(f"no task '{task_id}' in this server")
+            task = self.tasks[task_id] = Task.from_log(task_id, path)
         return task
 
     async def cancel(self, task_id: str) -> Task:
@@ -102,7 +136,7 @@ class TaskManager:
                 "session_id": task.session_id,
             }
         )
-        run = self.gateway.start_chat(request)
+        run = self.gateway.start_chat(request, task_id=task.task_id)
         task.children.append(run)
         async for event in run.watch():
             if event is not None:

@@ -68,6 +68,7 @@ class RunManager:
             tool_names=tool_names,
         )
         run.peer, run.parent = peer, parent
+        run.task_id = started.get("task_id")
         self.runs[run.run_id] = run
         self.limits[run.run_id] = limits
         run.emit("run.started", started)

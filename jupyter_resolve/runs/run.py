@@ -42,6 +42,7 @@ class Run(EventStream):
         self.approvals: dict[str, asyncio.Future[str]] = {}
         self.peer: str | None = None
         self.parent: str | None = None
+        self.task_id: str | None = None  # the task whose step this run is
         self.delegations = 0
         self.executing: set[str] = set()  # call ids running right now
 
@@ -90,6 +91,7 @@ class Run(EventStream):
             started_at=self.started_at,
             ended_at=self.ended_at,
             prompt=self.prompt_title(),
+            task_id=self.task_id,
             events=len(self.events),
             peer=self.peer,
             parent=self.parent,
@@ -110,6 +112,7 @@ class Run(EventStream):
         )
         run.peer = started.get("peer")
         run.parent = started.get("parent")
+        run.task_id = started.get("task_id")
         for event in events:
             run.append(event.type, event.data)
         run.translator.completed = run.closed

@@ -77,6 +77,20 @@ export function events(
   });
 }
 
+/** Reattach to (or replay) a task — its own events and every step's — from `lastEventId`. */
+export function taskEvents(
+  taskId: string,
+  lastEventId: number,
+  callbacks: StreamCallbacks
+): Promise<number> {
+  return streamRun({
+    ...callbacks,
+    kind: 'task',
+    path: `tasks/${encodeURIComponent(taskId)}/events`,
+    lastEventId
+  });
+}
+
 /** `GET resolve/api/runs`. */
 export async function runs(sessionId?: string): Promise<IRunInfo[]> {
   const query = sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : '';

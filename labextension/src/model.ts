@@ -5,7 +5,15 @@
 import { ISignal, Signal } from '@lumino/signaling';
 import * as api from './api';
 import { ResolveRequestError } from './request';
-import { answerText, applyEvent, emptyRun, IRunView, isFinished } from './run';
+import {
+  answerText,
+  applyEvent,
+  emptyRun,
+  IRunView,
+  isFinished,
+  ISessionItem,
+  sessionItems
+} from './run';
 import { IHealth, IRunEvent, IRunInfo, ISoul } from './validate';
 
 /** One exchange: what the person asked and the run that answered. */
@@ -210,36 +218,36 @@ export class ChatModel {
     save(CURRENT_KEY, sessionId);
     this._emit();
     const stored = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {})[sessionId];
-    let runs: IRunInfo[];
+    let items: ISessionItem[];
     try {
-      runs = (await api.runs(sessionId)).sort((a, b) => a.started_at - b.started_at);
+      items = sessionItems(await api.runs(sessionId));
     } catch (error) {
       this.error = describeError(error, 'Runs');
       this._emit();
       return;
     }
-    const turns: ITurn[] = runs.map(info => ({
-      user: stored?.prompts[info.run_id] ?? '',
-      run: emptyRun(info.started_at * 1000)
+    const turns: ITurn[] = items.map(item => ({
+      user: stored?.prompts[item.id] ?? '',
+      run: emptyRun(item.startedAt * 1000, item.kind === 'task')
     }));
     this.turns = turns;
     this._emit();
-    for (let i = 0; i < runs.length; i++) {
-      const info = runs[i];
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       const turn = turns[i];
-      if (live && live.run.runId === info.run_id) {
+      if (live && live.run.runId === item.id) {
         turn.run = live.run;
         turn.user = live.user;
       }
-      if (info.status === 'running') {
-        await this._follow(turn, info.run_id, turn.run.lastEventId);
+      if (item.live) {
+        await this._follow(turn, item, turn.run.lastEventId);
       } else {
         // a finished run ends when its log says, not when it is replayed
-        const ended = info.ended_at !== null ? info.ended_at * 1000 : undefined;
-        await this._replay(turn, info.run_id, turn.run.lastEventId, ended);
+        const ended = item.endedAt !== null ? item.endedAt * 1000 : undefined;
+        await this._replay(turn, item, turn.run.lastEventId, ended);
       }
     }
-    if (live && !runs.some(r => r.run_id === live.run.runId)) {
+    if (live && !items.some(item => item.id === live.run.runId)) {
       save(LIVE_KEY, null);
     }
   }
@@ -345,11 +353,11 @@ export class ChatModel {
         save(CURRENT_KEY, this.sessionId);
       }
     }
-    if (event.type === 'run.started' && this.sessionId && this._streaming) {
-      // remember the prompt of each run (the run log does not keep it); a task's steps are
-      // runs of their own, named by their role
-      const step = turn.run.steps.findIndex(s => s.runId === event.data.run_id);
-      const prompt = step > 0 ? `(${turn.run.steps[step].soul}, a step of: ${turn.user})` : turn.user;
+    const started =
+      event.type === 'task.started' || (event.type === 'run.started' && !turn.run.task);
+    if (started && this.sessionId && this._streaming) {
+      // remember what was asked in this browser, by run (or task) id, for the sessions list
+      const id = event.type === 'task.started' ? String(event.data.task_id) : event.data.run_id;
       const sessions = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
       const s = sessions[this.sessionId] ?? {
         id: this.sessionId,
@@ -357,7 +365,7 @@ export class ChatModel {
         startedAt: Date.now(),
         prompts: {}
       };
-      s.prompts[event.data.run_id] = prompt;
+      s.prompts[id] = turn.user;
       sessions[this.sessionId] = s;
       save(SESSIONS_KEY, sessions);
     }
@@ -382,9 +390,15 @@ export class ChatModel {
     save(LIVE_KEY, raw.length < 2_000_000 ? live : null);
   }
 
-  private async _replay(turn: ITurn, runId: string, after = 0, endedAt?: number): Promise<void> {
+  private async _replay(
+    turn: ITurn,
+    item: ISessionItem,
+    after = 0,
+    endedAt?: number
+  ): Promise<void> {
+    const read = item.kind === 'task' ? api.taskEvents : api.events;
     try {
-      await api.events(runId, after, {
+      await read(item.id, after, {
         onEvent: e => {
           applyEvent(turn.run, e, endedAt);
           this._emit();
@@ -396,11 +410,12 @@ export class ChatModel {
     }
   }
 
-  private async _follow(turn: ITurn, runId: string, lastEventId: number): Promise<void> {
+  private async _follow(turn: ITurn, item: ISessionItem, lastEventId: number): Promise<void> {
+    const read = item.kind === 'task' ? api.taskEvents : api.events;
     this._streaming = true;
     this._emit();
     try {
-      await api.events(runId, lastEventId, {
+      await read(item.id, lastEventId, {
         onEvent: e => this._onEvent(turn, e)
       });
     } catch (error) {

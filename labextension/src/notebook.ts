@@ -113,6 +113,11 @@ export async function promoteOutput(
       cell_id: hit.cell.model.id,
       output_index: hit.index
     });
+    // The server recorded the artifact id in the output's metadata on disk: load that version,
+    // or the next save would find the file changed under it. Unsaved edits made meanwhile win.
+    if (!panel.context.model.dirty) {
+      await panel.context.revert();
+    }
     Notification.success(`Promoted: ${artifact.title} (${artifact.id})`, {
       autoClose: 5000,
       actions: [{ label: 'Show', callback: showArtifacts }]

@@ -133,6 +133,8 @@ export interface IRunInfo {
   readonly ended_at: number | null;
   /** The start of the message that began the run, when the server kept it. */
   readonly prompt: string | null;
+  /** Set on the steps of a task (role chain): the task's id. */
+  readonly task_id: string | null;
   readonly events: number;
   readonly [key: string]: unknown;
 }
@@ -160,6 +162,7 @@ export function validateRuns(body: unknown): IRunInfo[] {
       started_at: number(r.started_at) ?? 0,
       ended_at: number(r.ended_at),
       prompt: typeof r.prompt === 'string' ? r.prompt : null,
+      task_id: typeof r.task_id === 'string' ? r.task_id : null,
       events: number(r.events) ?? 0
     }));
 }

@@ -1,6 +1,7 @@
 // A real `jupyter lab` (login and XSRF on, under a JupyterHub-like base URL) and Debian's
 // chromium driven by playwright-core. Shared by the browser tests.
 import { spawn } from 'node:child_process';
+import { after, afterEach, before } from 'node:test';
 import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -224,4 +225,28 @@ export async function send(page, text) {
 
 export async function shot(target, name) {
   await target.screenshot({ path: join(outputDir, `${name}.png`) });
+}
+
+/**
+ * One `jupyter lab` and one logged-in browser for a describe() block: started before its
+ * tests, stopped after them; a failed test leaves a screenshot of the whole page.
+ * Returns {lab, session}, filled in once `before` has run.
+ */
+export function labForSuite(options = {}) {
+  const suite = { lab: null, session: null };
+  before(async () => {
+    suite.lab = await startLab(options);
+    suite.session = await openLab(suite.lab);
+  });
+  afterEach(async t => {
+    if (t.passed === false && suite.session) {
+      const name = `failed-${t.name.replace(/\W+/g, '-').slice(0, 40)}`;
+      await shot(suite.session.page, name).catch(() => {});
+    }
+  });
+  after(async () => {
+    await suite.session?.browser.close();
+    await suite.lab?.stop();
+  });
+  return suite;
 }

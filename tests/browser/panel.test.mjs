@@ -1,15 +1,7 @@
 // The Resolve panel in chromium against a real `jupyter lab` on the offline scripted model.
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  dismissToasts,
-  openLab,
-  openPanel,
-  send,
-  shot,
-  startLab,
-  waitForLab
-} from './lab.mjs';
+import { dismissToasts, labForSuite, openPanel, send, shot, waitForLab } from './lab.mjs';
 
 const SVG_CODE =
   "from IPython.display import SVG, display; display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" " +
@@ -49,28 +41,10 @@ const NOTEBOOK = JSON.stringify({
 });
 
 describe('the Resolve panel', { timeout: 600_000 }, () => {
-  let lab;
-  let session;
-
-  before(async () => {
-    lab = await startLab({ files: { 'demo.ipynb': NOTEBOOK } });
-    session = await openLab(lab);
-  });
-
-  afterEach(async t => {
-    // a failure leaves a picture of the whole page behind
-    if (t.passed === false && session) {
-      await shot(session.page, `failed-${t.name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
-    }
-  });
-
-  after(async () => {
-    await session?.browser.close();
-    await lab?.stop();
-  });
+  const suite = labForSuite({ files: { 'demo.ipynb': NOTEBOOK } });
 
   test('opens, streams an answer with a tool card, and names the model', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await panel.locator('.jp-resolve-model', { hasText: 'offline scripted model' }).waitFor();
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');
@@ -85,11 +59,11 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     const user = await panel.locator('.jp-resolve-user').last().innerText();
     assert.equal(user, 'Run this:\n```python\nprint(6*7)\n```');
     await shot(panel, '01-chat-tool-card');
-    assert.deepEqual(session.errors, []);
+    assert.deepEqual(suite.session.errors, []);
   });
 
   test('shows an image a tool displayed', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await send(page, 'Draw this:\n```python\n' + SVG_CODE + '\n```');
     const image = panel.locator('.jp-resolve-tool').last().locator('img.jp-resolve-image');
@@ -102,7 +76,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('reattaches to a live run after a reload, with Last-Event-ID', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     let panel = await openPanel(page);
     await send(page, "Wait:\n```python\nimport time; time.sleep(12); print('slept well')\n```");
     await panel.locator('.jp-resolve-tool-running').last().waitFor();
@@ -129,7 +103,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('lists sessions and runs, and replays a run', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await panel.locator('.jp-resolve-tab', { hasText: 'Runs' }).click();
     await page.waitForFunction(
@@ -147,7 +121,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
         a.querySelector('.jp-resolve-footer [class^="jp-resolve-reason-"]')
       )
     );
-    const runs = (await (await lab.api('resolve/api/runs')).json()).runs;
+    const runs = (await (await suite.lab.api('resolve/api/runs')).json()).runs;
     for (const answer of await panel.locator('.jp-resolve-assistant[data-run-id]').all()) {
       const runId = await answer.getAttribute('data-run-id');
       const info = runs.find(r => r.run_id === runId);
@@ -162,10 +136,10 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('shows the prompt of a session started elsewhere', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     // a chat started over the API (as %resolve does): this browser never saw its prompt
     const prompt = 'Asked from a notebook: what is 6*7?';
-    const started = await lab.api('resolve/api/chat', {
+    const started = await suite.lab.api('resolve/api/chat', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ messages: [{ role: 'user', content: prompt }] })
@@ -182,7 +156,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('Stop cancels a live run', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await send(page, "Sleep:\n```python\nimport time; time.sleep(30)\n```");
     await panel.locator('.jp-resolve-tool-running').last().waitFor();
@@ -192,8 +166,8 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('promotes cell outputs and finds them in the Artifacts browser', async () => {
-    const { page } = session;
-    await page.goto(lab.url + 'lab/tree/demo.ipynb');
+    const { page } = suite.session;
+    await page.goto(suite.lab.url + 'lab/tree/demo.ipynb');
     await waitForLab(page);
     await page.waitForSelector('.jp-OutputArea-child');
     await dismissToasts(page);
@@ -204,6 +178,17 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
       await page.locator('.Toastify__toast', { hasText: 'Promoted' }).last().waitFor();
       await dismissToasts(page);
     }
+    // the server wrote the artifact ids into the file: the open notebook followed, so a save
+    // now does not find the file "changed on disk"
+    await page.locator('.jp-Cell .jp-InputArea-editor').first().click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+s');
+    await page.waitForFunction(
+      () =>
+        document.querySelector('.jp-Dialog') !== null ||
+        document.querySelector('.jp-StatusBar-Widget')?.parentElement?.innerText.includes('Saving completed')
+    );
+    assert.equal(await page.locator('.jp-Dialog').count(), 0, 'no "File Changed" dialog');
     const panel = await openPanel(page);
     await panel.locator('.jp-resolve-tab', { hasText: 'Artifacts' }).click();
     const rows = panel.locator('.jp-resolve-artifacts .jp-resolve-row');
@@ -232,8 +217,8 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('"Ask Resolve about this cell" sends the source and outputs', async () => {
-    const { page } = session;
-    await page.goto(lab.url + 'lab/tree/demo.ipynb');
+    const { page } = suite.session;
+    await page.goto(suite.lab.url + 'lab/tree/demo.ipynb');
     await waitForLab(page);
     await page.waitForSelector('.jp-OutputArea-child');
     await dismissToasts(page);
@@ -255,9 +240,9 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await shot(panel, '13-ask-about-cell');
   });
 
-  test('task mode shows the role chain as steps', async () => {
-    const { page } = session;
-    const panel = await openPanel(page);
+  test('task mode shows the role chain as steps, and replays it so', async () => {
+    const { page } = suite.session;
+    let panel = await openPanel(page);
     await panel.locator('.jp-resolve-tab', { hasText: 'Chat' }).click();
     await panel.locator('select[aria-label="Mode"]').selectOption('task');
     await send(page, 'Find out what 6*7 is.');
@@ -269,11 +254,25 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     assert.equal(await steps.locator('.jp-mod-active').count(), 0, 'no step left running');
     await shot(panel, '12-task-steps');
     await panel.locator('select[aria-label="Mode"]').selectOption('chat');
+    // after a reload the session replays the task as one turn, its chain as steps again
+    const turns = await panel.locator('.jp-resolve-assistant').count();
+    const stepCount = await steps.count();
+    await page.reload();
+    await waitForLab(page);
+    panel = await openPanel(page);
+    await page.waitForFunction(n => {
+      const answers = [...document.querySelectorAll('#jp-resolve-panel .jp-resolve-assistant')];
+      const ended = answers.every(a => a.querySelector('.jp-resolve-footer [class^="jp-resolve-reason-"]'));
+      return answers.length === n && ended;
+    }, turns);
+    const replayed = panel.locator('.jp-resolve-assistant').last();
+    assert.equal(await replayed.locator('.jp-resolve-steps li.jp-mod-done').count(), stepCount);
+    assert.equal(await panel.locator('.jp-resolve-user').last().innerText(), 'Find out what 6*7 is.');
   });
 
   test('works from the keyboard alone', async () => {
-    const { page } = session;
-    await page.goto(lab.url + 'lab');
+    const { page } = suite.session;
+    await page.goto(suite.lab.url + 'lab');
     await waitForLab(page);
     const panel = page.locator('#jp-resolve-panel');
     // the shortcut opens the panel with the focus in the message box
@@ -300,8 +299,8 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
   });
 
   test('is usable in the dark theme at 320 px', async () => {
-    const { page } = session;
-    await page.goto(lab.url + 'lab');
+    const { page } = suite.session;
+    await page.goto(suite.lab.url + 'lab');
     await waitForLab(page);
     await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Settings$/ }).click();
     await page.locator('.lm-Menu-itemLabel', { hasText: /^Theme$/ }).hover();
@@ -325,27 +324,10 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
 });
 
 describe('approvals', { timeout: 900_000 }, () => {
-  let lab;
-  let session;
-
-  before(async () => {
-    lab = await startLab({ config: "c.Resolve.approval_policy = {'python': 'ask'}\n" });
-    session = await openLab(lab);
-  });
-
-  afterEach(async t => {
-    if (t.passed === false && session) {
-      await shot(session.page, `failed-${t.name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
-    }
-  });
-
-  after(async () => {
-    await session?.browser.close();
-    await lab?.stop();
-  });
+  const suite = labForSuite({ config: "c.Resolve.approval_policy = {'python': 'ask'}\n" });
 
   test('Approve runs a waiting call', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');
     await panel.locator('.jp-resolve-approval').waitFor({ timeout: 90_000 });
@@ -360,7 +342,7 @@ describe('approvals', { timeout: 900_000 }, () => {
   });
 
   test('Deny leaves the call unrun and the answer goes on', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await send(page, "Run this:\n```python\nprint('never printed')\n```");
     const answer = panel.locator('.jp-resolve-assistant').last();
@@ -374,7 +356,7 @@ describe('approvals', { timeout: 900_000 }, () => {
   });
 
   test('Approve works inside a task: the decision reaches the step that asked', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const panel = await openPanel(page);
     await panel.locator('select[aria-label="Mode"]').selectOption('task');
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');

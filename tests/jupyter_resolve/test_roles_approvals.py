@@ -102,6 +102,39 @@ async def test_four_role_task_completes_in_one_stream(
     assert runs["specialist"].events[0].data["soul"] == "specialist"
 
 
+async def test_a_task_replays_from_its_log_in_a_later_server(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    from jupyter_resolve.gateway import Gateway
+
+    script(gateway, tmp_path, *task_script(["Looks right.\nVERDICT: accept"]))
+    stream = await server.stream("/resolve/api/tasks", {"goal": "what is 6*7?"})
+    task_id = stream.events[0].data["task_id"]
+    # the steps are listed as runs of the task
+    steps = [r for r in (await server.get("/resolve/api/runs")).json()["runs"] if r["task_id"]]
+    assert {r["task_id"] for r in steps} == {task_id}
+    assert [r["soul"] for r in steps] == ["planner", "specialist", "evaluator", "tool-agent"]
+    # a server started later replays the task from its log, event for event
+    later = Gateway(gateway.config, root_dir=jp_root_dir, log=logging.getLogger("test"))
+    replayed = later.tasks.get(task_id)
+    assert [(e.seq, e.type, e.data) for e in replayed.events] == [
+        (e.id, e.event, e.data) for e in stream.events
+    ]
+    assert {r.task_id for r in later.runs.infos() if r.task_id} == {task_id}
+    # a task log cut short (the server died mid-task) replays to an "interrupted" end
+    tasks = jp_root_dir / ".resolve" / "tasks"
+    lines = (tasks / f"{task_id}.jsonl").read_text().splitlines()
+    (tasks / "task-cut.jsonl").write_text("\n".join(lines[:5]) + "\n")
+    cut = later.tasks.get("task-cut")
+    assert cut.closed and cut.events[-1].type == "task.completed"
+    assert cut.events[-1].data["reason"] == "interrupted"
+    assert json.loads((tasks / "task-cut.jsonl").read_text().splitlines()[-1])["type"] == (
+        "task.completed"
+    )
+    missing = await server.get("/resolve/api/tasks/task-none/events")
+    assert missing.status_code == 404
+
+
 async def test_rejection_sends_work_back_to_the_specialist_once(
     server: Server, gateway: Any, tmp_path: Path
 ) -> None:

@@ -93,3 +93,41 @@ describe('applyEvent', () => {
     assert.equal(view.endedAt, 99);
   });
 });
+
+describe('sessionItems', () => {
+  const info = (run_id, started_at, extra = {}) => ({
+    run_id,
+    session_id: 's',
+    started_at,
+    ended_at: started_at + 1,
+    status: 'completed',
+    task_id: null,
+    ...extra
+  });
+
+  test('runs are turns in start order; the steps of a task make one turn', () => {
+    const items = R.sessionItems([
+      info('r3', 30),
+      info('step2', 21, { task_id: 'task-1' }),
+      info('r1', 10),
+      info('step1', 20, { task_id: 'task-1' })
+    ]);
+    assert.deepEqual(
+      items.map(i => [i.kind, i.id, i.startedAt, i.endedAt, i.live]),
+      [
+        ['run', 'r1', 10, 11, false],
+        ['task', 'task-1', 20, 22, false],
+        ['run', 'r3', 30, 31, false]
+      ]
+    );
+  });
+
+  test('a task with a running step is live and has no end yet', () => {
+    const [task] = R.sessionItems([
+      info('step1', 20, { task_id: 't' }),
+      info('step2', 21, { task_id: 't', status: 'running', ended_at: null })
+    ]);
+    assert.equal(task.live, true);
+    assert.equal(task.endedAt, null);
+  });
+});
