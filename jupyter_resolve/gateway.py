@@ -118,7 +118,8 @@ class Gateway:
         """Bind the internal listener and start the runtime (idempotent)."""
         async with self._start_lock:
             if self._internal_server is None:
-                self._sockets = bind_sockets(0, "127.0.0.1")
+                # hundreds of runs can call back at once (the kernel caps it at somaxconn)
+                self._sockets = bind_sockets(0, "127.0.0.1", backlog=1024)
                 self.internal_port = self._sockets[0].getsockname()[1]
                 app = web.Application(internal_routes(self))
                 self._internal_server = HTTPServer(app, idle_connection_timeout=3600)

@@ -6,7 +6,6 @@ the runtime's launch token. Nothing here is reachable through the Jupyter server
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -21,6 +20,7 @@ from ..errors import BadRequest, ProviderError, ResolveError
 from ..models import ToolCallRequest
 from ..providers.wire_names import chunk_from_wire, request_to_wire
 from ..sse import format_data
+from .flushing import BurstFlusher
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -81,6 +81,7 @@ class InferenceHandler(InternalHandler):
         body, names_back = request_to_wire(body)
         stream = self.gateway.provider.stream_chat(body, run_id)
         no_delay(self)
+        flusher = BurstFlusher(self)
         started = False
         try:
             async for chunk in stream:
@@ -89,22 +90,24 @@ class InferenceHandler(InternalHandler):
                     self.set_header("Content-Type", "text/event-stream; charset=utf-8")
                     self.set_header("Cache-Control", "no-cache")
                 self.write(format_data(chunk_from_wire(chunk, names_back)))
-                await self.flush()
-                # A provider that delivers many chunks at once must not starve the run that
-                # reads the runtime's frames on this same loop.
-                await asyncio.sleep(0)
+                await flusher.wrote()
+                if flusher.closed:
+                    return
             if not started:
                 self.set_header("Content-Type", "text/event-stream; charset=utf-8")
             self.write(format_data("[DONE]"))
+            flusher.cancel()
             self.finish()
         except ProviderError as exc:
             if not started:
                 return self.fail(exc)
             self.write(format_data(exc.to_json()))
+            flusher.cancel()
             self.finish()
         except StreamClosedError:
             return
         finally:
+            flusher.cancel()
             await stream.aclose()  # type: ignore[attr-defined]
 
 

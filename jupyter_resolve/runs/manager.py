@@ -24,6 +24,10 @@ from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
 from .log import RunLog, read_run_log
 from .run import Run
 
+# A burst of runtime frames yields to the loop after its first and every 16th frame, so the
+# clients' streams send what is ready meanwhile.
+FRAMES_PER_YIELD = 16
+
 
 def new_id(prefix: str) -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
@@ -82,10 +86,16 @@ class RunManager:
         )
         try:
             client = await self.supervisor.ensure_running()
+            frames = 0
             async for payload in client.chat(body):
                 run.emit_all(translator.translate_payload(payload))
                 if translator.completed:
                     break
+                frames += 1
+                if frames % FRAMES_PER_YIELD == 1:
+                    # frames read in one burst come without a pause: let the clients' streams
+                    # send what is ready (the first frame at once, then every few)
+                    await asyncio.sleep(0)
                 tokens = translator.prompt_tokens + translator.completion_tokens
                 if limits.tokens and tokens > limits.tokens:
                     await self.stop_for_budget(run, "tokens")

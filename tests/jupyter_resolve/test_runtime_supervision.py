@@ -98,6 +98,25 @@ async def test_cancel_ends_the_run_cancelled(
     assert len(result.text().split()) < 200
 
 
+async def test_cancel_stops_reading_the_provider(server: Server, gateway: Any) -> None:
+    """The gateway flushes the provider's chunks to the runtime in bursts; a cancel must still
+    close the provider's stream (a 40-second reply is left after its first words)."""
+    fake = FakeOpenAI(slow_reply(pieces=2000))
+    await fake.start()
+    try:
+        gateway.provider = OpenAIProvider(fake.base_url, None, "fake-model")
+        stream = await server.chat("long answer please", until=lambda e: e.event == "text.delta")
+        run_id = stream.events[0].data["run_id"]
+        assert fake._tasks, "the provider is streaming"
+        response = await server.post(f"/resolve/api/runs/{run_id}/cancel", {})
+        assert response.status_code == 200
+        await wait_for(lambda: gateway.runs.get(run_id).reason == "cancelled")
+        # the provider's connection is closed long before its reply would have ended
+        await wait_for(lambda: not fake._tasks, timeout=20.0)
+    finally:
+        await fake.stop()
+
+
 async def test_provider_key_never_reaches_the_runtime(
     server: Server, gateway: Any, jp_root_dir: Path
 ) -> None:

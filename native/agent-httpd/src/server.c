@@ -42,6 +42,9 @@ typedef struct conn {
     int fd;
 } conn_t;
 
+/* Hundreds of chats can start at once; the kernel caps this at net.core.somaxconn. */
+#define LISTEN_BACKLOG 1024
+
 int server_listen(int port, int *bound_port, char *err, size_t errlen) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) {
@@ -56,7 +59,7 @@ int server_listen(int port, int *bound_port, char *err, size_t errlen) {
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0) {
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         snprintf(err, errlen, "bind 127.0.0.1:%d: %s", port, strerror(errno));
         close(fd);
         return -1;
