@@ -138,6 +138,7 @@ typedef struct call {
 typedef struct ctx {
     const agent_cfg_t *cfg;
     const agent_req_t *req;
+    buf_t model; /* the request's model, as JSON (the request is freed after setup) */
     run_t *run;
     int client;
     int gone;        /* the /chat client went away */
@@ -623,7 +624,7 @@ static int inference(ctx_t *x) {
     buf_init(&suf, CONV_MAX);
     buf_init(&head, 16384);
     buf_puts(&pre, "{\"model\":");
-    jw_value(&pre, q->body, q->t, q->model);
+    buf_append(&pre, x->model.data, x->model.len);
     buf_puts(&pre, ",\"messages\":");
     buf_putc(&suf, ']');
     if (x->tools.len) {
@@ -653,6 +654,10 @@ static int inference(ctx_t *x) {
         rc = infer_fail(x, &c, r, "inference_connect");
         goto out;
     }
+    /* sent: a stream can last minutes, do not keep the request (the tools) meanwhile */
+    buf_free(&head);
+    buf_free(&pre);
+    buf_free(&suf);
     r = hc_read_head(&c);
     if (r != HC_OK) rc = infer_fail(x, &c, r, "inference_protocol");
     else if (c.status != 200) rc = http_error(x, &c);
@@ -941,7 +946,18 @@ static int round_once(ctx_t *x, int n, int *calls) {
     return run_tools(x, n);
 }
 
-void agent_run(const agent_cfg_t *cfg, const agent_req_t *req, run_t *run, int client_fd) {
+/* Once the conversation is set up only the model, run id and rounds of the request are
+ * needed: free its tokens and, when the caller handed it over, its body. */
+static void release_request(agent_req_t *req) {
+    free(req->t);
+    req->t = NULL;
+    if (req->body_buf) {
+        buf_free(req->body_buf);
+        req->body = NULL;
+    }
+}
+
+void agent_run(const agent_cfg_t *cfg, agent_req_t *req, run_t *run, int client_fd) {
     ctx_t x;
     memset(&x, 0, sizeof x);
     x.cfg = cfg;
@@ -958,6 +974,8 @@ void agent_run(const agent_cfg_t *cfg, const agent_req_t *req, run_t *run, int c
     buf_init(&x.event, SSE_LINE_MAX);
     buf_init(&x.text, CONV_MAX);
     buf_init(&x.http, CONV_MAX + 4096);
+    buf_init(&x.model, CONV_MAX);
+    jw_value(&x.model, req->body, req->t, req->model);
 
     static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                "Cache-Control: no-cache\r\nConnection: close\r\n"
@@ -969,11 +987,12 @@ void agent_run(const agent_cfg_t *cfg, const agent_req_t *req, run_t *run, int c
     buf_puts(d, "{\"run_id\":");
     jw_cstr(d, req->run_id);
     buf_puts(d, ",\"model\":");
-    jw_value(d, req->body, req->t, req->model);
+    buf_append(d, x.model.data, x.model.len);
     buf_printf(d, ",\"rounds\":%d}", req->rounds);
     emit(&x, "run");
 
     int rc = x.gone ? A_CANCEL : setup(&x);
+    release_request(req);
     int used = 0, calls = 0;
     const char *reason = "stop";
     for (int n = 1; rc == A_OK && n <= req->rounds; n++) {
@@ -1008,4 +1027,5 @@ void agent_run(const agent_cfg_t *cfg, const agent_req_t *req, run_t *run, int c
     buf_free(&x.event);
     buf_free(&x.text);
     buf_free(&x.http);
+    buf_free(&x.model);
 }

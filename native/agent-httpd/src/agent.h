@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "json.h"
 #include "runs.h"
 #include "url.h"
@@ -25,8 +26,10 @@ typedef struct agent_cfg {
 
 /* A validated /chat body. Token indexes are -1 when the optional field is absent or null. */
 typedef struct agent_req {
-    const char *body; /* borrowed: the request body, must outlive the req */
+    const char *body; /* borrowed: the request body, must outlive the req (or see body_buf) */
     json_tok_t *t;    /* owned: tokens of body (agent_req_free) */
+    buf_t *body_buf;  /* optional: the buffer holding body; agent_run frees it (and t) once the
+                         conversation is set up, so a long run does not keep its request */
     char run_id[RUN_ID_MAX + 1];
     long message, history, system, tools, model;
     int rounds;
@@ -42,7 +45,7 @@ void agent_req_free(agent_req_t *req);
 /* Answer the /chat request on client_fd: the 200 SSE head, then frames, ending with exactly
  * one `done` (unless the client went away). Blocks until the run ends. The run must be
  * registered; it is not removed here. */
-void agent_run(const agent_cfg_t *cfg, const agent_req_t *req, run_t *run, int client_fd);
+void agent_run(const agent_cfg_t *cfg, agent_req_t *req, run_t *run, int client_fd);
 
 /* Write one log line "agent-httpd: ..." to stderr. */
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -421,6 +421,7 @@ static void handle(srv_t *s, int fd) {
             respond_error(fd, 500, "internal", "could not register the run", NULL);
         } else {
             buf_free(&in);
+            req.body_buf = &body; /* freed by agent_run once the conversation is set up */
             agent_run(s->o->cfg, &req, run, fd);
             runs_remove(&s->runs, run);
             lingering = 0;
