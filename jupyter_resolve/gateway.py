@@ -99,6 +99,8 @@ class Gateway:
         from .tasks import TaskManager
 
         self.tasks = TaskManager(self, self.state_dir / "tasks", log)
+        for task_id in self.tasks.mark_interrupted():
+            log.warning("task %s was live when the server stopped: marked interrupted", task_id)
         self.souls: dict[str, Soul] = load_souls(
             [self.state_dir / "souls", *(Path(d).expanduser() for d in config.souls_dirs)], log
         )

@@ -9,11 +9,8 @@ task's stream tagged with its ``role`` (and carries its own ``run_id``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
 import re
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import NotFound, ResolveError
 from .models import ChatRequest
-from .runs.log import RunLog, read_run_log
+from .runs.log import RunLog, close_live_logs, read_run_log
 from .runs.manager import new_id
 from .runs.run import Run
 from .runs.stream import EventStream
@@ -30,6 +27,7 @@ if TYPE_CHECKING:
     from .gateway import Gateway
 
 DEFAULT_CHAIN = ("planner", "specialist", "evaluator", "tool-agent")
+INTERRUPTED = {"reason": "interrupted", "runs": [], "roles": []}
 REJECTED = re.compile(r"VERDICT:\s*reject", re.IGNORECASE)
 
 
@@ -63,8 +61,8 @@ class Task(EventStream):
 
     @classmethod
     def from_log(cls, task_id: str, path: Path) -> Task:
-        """A task of an earlier server, read back from its log for replay. One the server left
-        live ends ``interrupted`` (in memory and in the log), so a replay always ends."""
+        """A task of an earlier server, read back from its log for replay (one it left live
+        was closed ``interrupted`` by :meth:`TaskManager.mark_interrupted`)."""
         events = read_run_log(path).events
         started = events[0].data if events and events[0].type == "task.started" else {}
         chain = started.get("chain")
@@ -77,12 +75,8 @@ class Task(EventStream):
         )
         for event in events:
             task.append(event.type, event.data)
-        if not task.closed:
-            data = {"task_id": task_id, "reason": "interrupted", "runs": [], "roles": []}
-            event = task.append("task.completed", data)
-            record = {"seq": event.seq, "type": event.type, "data": data, "ts": time.time()}
-            with contextlib.suppress(OSError), path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+        if not task.closed:  # a log without events, or cut after the mark: a replay still ends
+            task.append("task.completed", {"task_id": task_id, **INTERRUPTED})
         return task
 
 
@@ -110,6 +104,10 @@ class TaskManager:
         )
         task.runner = asyncio.create_task(self._run(task))
         return task
+
+    def mark_interrupted(self) -> list[str]:
+        """On start: tasks a previous process left live end ``interrupted`` in their log."""
+        return close_live_logs(self.tasks_dir, "task.completed", "task_id", INTERRUPTED)
 
     def get(self, task_id: str) -> Task:
         task = self.tasks.get(task_id)

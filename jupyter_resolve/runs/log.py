@@ -9,6 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..models import Event
 
@@ -74,3 +75,28 @@ def read_run_log(path: Path) -> LoggedRun:
                 logged.first_ts = ts if logged.first_ts is None else logged.first_ts
                 logged.last_ts = ts
     return logged
+
+
+def close_live_logs(
+    directory: Path, final_type: str, id_field: str, data: dict[str, Any]
+) -> list[str]:
+    """On start: each log in ``directory`` that a previous process left without its
+    ``final_type`` event gets one (``{id_field: <file name>, **data}``), so a replay ends.
+    Returns the ids of the logs it closed."""
+    closed: list[str] = []
+    if not directory.is_dir():
+        return closed
+    for path in sorted(directory.glob("*.jsonl")):
+        events = read_run_log(path).events
+        if not events or events[-1].type == final_type:
+            continue
+        record = {
+            "seq": events[-1].seq + 1,
+            "type": final_type,
+            "data": {id_field: path.stem, **data},
+            "ts": time.time(),
+        }
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+        closed.append(path.stem)
+    return closed

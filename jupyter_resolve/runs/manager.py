@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -21,7 +20,7 @@ from ..errors import NotFound
 from ..models import AgentChatBody, RunInfo
 from ..runtime.client import RuntimeGone, RuntimeRejected
 from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
-from .log import RunLog, read_run_log
+from .log import RunLog, close_live_logs, read_run_log
 from .run import Run
 
 # A burst of runtime frames yields to the loop after its first and every 16th frame, so the
@@ -93,8 +92,6 @@ class RunManager:
                     break
                 frames += 1
                 if frames % FRAMES_PER_YIELD == 1:
-                    # frames read in one burst come without a pause: let the clients' streams
-                    # send what is ready (the first frame at once, then every few)
                     await asyncio.sleep(0)
                 tokens = translator.prompt_tokens + translator.completion_tokens
                 if limits.tokens and tokens > limits.tokens:
@@ -206,28 +203,9 @@ class RunManager:
 
     def mark_interrupted(self) -> list[str]:
         """On start: runs a previous process left live end ``interrupted`` in their log."""
-        marked: list[str] = []
-        if not self.runs_dir.is_dir():
-            return marked
-        for path in sorted(self.runs_dir.glob("*.jsonl")):
-            events = read_run_log(path).events
-            if not events or events[-1].type == "run.completed":
-                continue
-            record = {
-                "seq": events[-1].seq + 1,
-                "type": "run.completed",
-                "data": {
-                    "run_id": path.stem,
-                    "reason": "interrupted",
-                    "rounds": 0,
-                    "summary": {"text": "The server stopped while this run was live."},
-                },
-                "ts": time.time(),
-            }
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record, separators=(",", ":")) + "\n")
-            marked.append(path.stem)
-        return marked
+        summary = {"text": "The server stopped while this run was live."}
+        data = {"reason": "interrupted", "rounds": 0, "summary": summary}
+        return close_live_logs(self.runs_dir, "run.completed", "run_id", data)
 
     async def stop(self) -> None:
         """Server shutdown: runs still live end ``interrupted``."""

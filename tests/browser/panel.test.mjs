@@ -40,6 +40,14 @@ const NOTEBOOK = JSON.stringify({
   ]
 });
 
+/** Open demo.ipynb with its outputs shown and no toast over them. */
+async function openDemo(page, lab) {
+  await page.goto(lab.url + 'lab/tree/demo.ipynb');
+  await waitForLab(page);
+  await page.waitForSelector('.jp-OutputArea-child');
+  await dismissToasts(page);
+}
+
 describe('the Resolve panel', { timeout: 600_000 }, () => {
   const suite = labForSuite({ files: { 'demo.ipynb': NOTEBOOK } });
 
@@ -167,10 +175,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
 
   test('promotes cell outputs and finds them in the Artifacts browser', async () => {
     const { page } = suite.session;
-    await page.goto(suite.lab.url + 'lab/tree/demo.ipynb');
-    await waitForLab(page);
-    await page.waitForSelector('.jp-OutputArea-child');
-    await dismissToasts(page);
+    await openDemo(page, suite.lab);
     const outputs = page.locator('.jp-OutputArea-child');
     for (const index of [0, 1]) {
       await outputs.nth(index).click({ button: 'right' });
@@ -218,10 +223,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
 
   test('"Ask Resolve about this cell" sends the source and outputs', async () => {
     const { page } = suite.session;
-    await page.goto(suite.lab.url + 'lab/tree/demo.ipynb');
-    await waitForLab(page);
-    await page.waitForSelector('.jp-OutputArea-child');
-    await dismissToasts(page);
+    await openDemo(page, suite.lab);
     await page.locator('.jp-Cell .jp-InputArea-editor').first().click({ button: 'right' });
     await page.locator('.lm-Menu-itemLabel', { hasText: 'Ask Resolve about this cell' }).click();
     await page.locator('.jp-Dialog button.jp-mod-accept').click();

@@ -121,16 +121,18 @@ async def test_a_task_replays_from_its_log_in_a_later_server(
         (e.id, e.event, e.data) for e in stream.events
     ]
     assert {r.task_id for r in later.runs.infos() if r.task_id} == {task_id}
-    # a task log cut short (the server died mid-task) replays to an "interrupted" end
+    # a task log cut short (the server died mid-task): the next server closes it
+    # "interrupted" when it starts, and it replays to that end
     tasks = jp_root_dir / ".resolve" / "tasks"
     lines = (tasks / f"{task_id}.jsonl").read_text().splitlines()
     (tasks / "task-cut.jsonl").write_text("\n".join(lines[:5]) + "\n")
-    cut = later.tasks.get("task-cut")
-    assert cut.closed and cut.events[-1].type == "task.completed"
-    assert cut.events[-1].data["reason"] == "interrupted"
-    assert json.loads((tasks / "task-cut.jsonl").read_text().splitlines()[-1])["type"] == (
-        "task.completed"
-    )
+    restarted = Gateway(gateway.config, root_dir=jp_root_dir, log=logging.getLogger("test"))
+    last = json.loads((tasks / "task-cut.jsonl").read_text().splitlines()[-1])
+    assert (last["seq"], last["type"], last["data"]["task_id"]) == (6, "task.completed", "task-cut")
+    assert last["data"]["reason"] == "interrupted"
+    cut = restarted.tasks.get("task-cut")
+    assert cut.closed and cut.events[-1].data["reason"] == "interrupted"
+    assert len(cut.events) == 6
     missing = await server.get("/resolve/api/tasks/task-none/events")
     assert missing.status_code == 404
 
