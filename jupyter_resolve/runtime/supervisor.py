@@ -1,8 +1,9 @@
 """Supervisor of agent-httpd: start with a fresh token, health-check, restart, stop.
 
-The launch token goes only into the runtime's own environment (never argv, never the server's
-environment, where kernels would inherit it). The runtime's environment is an allowlist, so
-provider keys never reach it.
+The launch token reaches the runtime through an inherited pipe (``--token-fd``), never argv
+and never an environment: ``/proc/<pid>/environ`` keeps a process's initial environment
+readable by every process of the same user, and kernels inherit the server's. The runtime's
+environment is an allowlist, so provider keys never reach it either.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class RuntimeSupervisor:
             raise RuntimeStartError(self.last_error)
         self.state = "starting" if self.restarts == 0 else "restarting"
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
-        env["RESOLVE_RUNTIME_TOKEN"] = self.token
+        token_fd = self._token_pipe()
         argv = [
             self.binary,
             "--port",
@@ -122,6 +123,8 @@ class RuntimeSupervisor:
             self.tools_url,
             "--max-runs",
             str(self.max_runs),
+            "--token-fd",
+            str(token_fd),
         ]
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -131,11 +134,14 @@ class RuntimeSupervisor:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=(token_fd,),
             )
         except OSError as exc:
             self.state = "failed"
             self.last_error = f"cannot start agent-httpd: {exc}"
             raise RuntimeStartError(self.last_error) from exc
+        finally:
+            os.close(token_fd)  # the child has its copy; it closes it once read
         self._proc = proc
         try:
             assert proc.stdout is not None
@@ -162,6 +168,16 @@ class RuntimeSupervisor:
         if self._watch_task is None or self._watch_task.done():
             self._watch_task = asyncio.create_task(self._watch())
         return self.client
+
+    def _token_pipe(self) -> int:
+        """The read end of a pipe that holds the token and is closed for writing."""
+        read_fd, write_fd = os.pipe()
+        try:
+            # far below the pipe's buffer, so this never blocks
+            os.write(write_fd, self.token.encode() + b"\n")
+        finally:
+            os.close(write_fd)
+        return read_fd
 
     async def _pump_stderr(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stderr is not None

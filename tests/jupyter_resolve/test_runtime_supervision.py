@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import resource
 import signal
+import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,7 @@ from jupyter_resolve.providers import OpenAIProvider
 from tests.conftest import Server
 from tests.fakes._server import Part
 from tests.fakes.openai_server import DONE, FakeOpenAI, chunk, sse, stream
+from tests.native.procfs import look_for
 
 
 def slow_reply(pieces: int = 200, delay: float = 0.02) -> list[Any]:
@@ -131,11 +136,78 @@ async def test_provider_key_never_reaches_the_runtime(
     finally:
         await fake.stop()
     pid = gateway.supervisor.pid
-    environ = Path(f"/proc/{pid}/environ").read_bytes()
-    assert canary.encode() not in environ
+    with contextlib.suppress(PermissionError):  # the runtime is not dumpable: root-only
+        assert canary.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     assert gateway.runtime_token.encode() not in cmdline
     for log in (jp_root_dir / ".resolve" / "runs").iterdir():
         assert canary not in log.read_text()
     # The launch token is not in the server's own environment, where kernels would inherit it.
     assert gateway.runtime_token not in "".join(os.environ.values())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux")
+async def test_the_runtime_token_is_not_readable_under_proc(server: Server, gateway: Any) -> None:
+    """Issue 14 item 4: the supervisor hands the token over an inherited pipe, not the
+    environment (``/proc/<pid>/environ`` keeps whatever was unset), and the runtime is not
+    dumpable (its memory is root-only): a same-user process finds the token nowhere."""
+    assert (await server.chat("hi")).of("run.completed")[0]["reason"] == "stop"
+    pid = gateway.supervisor.pid
+    report = await asyncio.to_thread(look_for, pid, gateway.runtime_token)
+    assert report["found"] == []
+    assert "status" in report["opened"]  # the reader did look
+    assert report["mem"] is False
+    assert (await server.chat("again")).of("run.completed")[0]["reason"] == "stop"
+    assert gateway.supervisor.pid == pid
+
+
+IDLE = 1100  # more than the old cap of max_runs + 64 connections
+
+
+def idle_connections(port: int, n: int) -> list[socket.socket]:
+    """n connections to the runtime that each sent one byte and then nothing (no token)."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            socks.append(sock)
+            sock.sendall(b"G")
+    except BaseException:
+        for sock in socks:
+            sock.close()
+        raise
+    return socks
+
+
+async def test_idle_connections_starve_neither_health_nor_a_live_run(
+    server: Server, gateway: Any, slow_provider: FakeOpenAI
+) -> None:
+    """Issue 14 item 10: a local process without the token holds 1,100 one-byte connections to
+    agent-httpd; its health check still answers, so the supervisor keeps it, and the run that
+    was streaming ends normally."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < IDLE + 500:
+        if hard != resource.RLIM_INFINITY and hard < IDLE + 500:
+            pytest.skip(f"needs {IDLE + 500} open files, the hard limit is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (IDLE + 500, hard))
+    await gateway.start()
+    supervisor = gateway.supervisor
+    pid, restarts = supervisor.pid, supervisor.restarts
+    port = int(supervisor.client.base_url.rsplit(":", 1)[1])
+    chat = asyncio.create_task(server.chat("long answer please"))
+    await wait_for(
+        lambda: any(e.type == "text.delta" for r in gateway.runs.runs.values() for e in r.events)
+    )
+    socks = await asyncio.to_thread(idle_connections, port, IDLE)
+    try:
+        health = await supervisor.client.health()  # the supervisor's own check (5 s timeout)
+        assert health["ok"] is True and health["active_runs"] == 1
+        result = await chat
+    finally:
+        for sock in socks:
+            sock.close()
+    assert result.of("run.completed")[0]["reason"] == "stop"
+    assert len(result.text().split()) == 200
+    # the supervisor checked every 0.5 s meanwhile and never gave up on the runtime
+    assert supervisor.state == "running"
+    assert (supervisor.pid, supervisor.restarts) == (pid, restarts)

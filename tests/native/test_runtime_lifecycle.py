@@ -15,11 +15,15 @@ from tests.conftest import runtime_binary
 
 PARENT = r"""
 import os, subprocess, sys, time
-env = {"RESOLVE_RUNTIME_TOKEN": "t", "PATH": os.environ.get("PATH", "/usr/bin")}
+env = {"PATH": os.environ.get("PATH", "/usr/bin")}
+r, w = os.pipe()
+os.write(w, b"t\n")
+os.close(w)
 p = subprocess.Popen(
     [sys.argv[1], "--port", "0", "--inference-url", "http://127.0.0.1:9/v1/chat/completions",
-     "--tools-url", "http://127.0.0.1:9/tools"],
+     "--tools-url", "http://127.0.0.1:9/tools", "--token-fd", str(r)],
     env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+    pass_fds=(r,),
 )
 p.stdout.readline()
 print(p.pid, flush=True)

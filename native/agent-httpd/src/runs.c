@@ -105,4 +105,4 @@ int runs_count(runs_t *r) {
     return n;
 }
 
-int run_cancelled(run_t *run) { return atomic_load(&run->cancelled); }
+int runs_cancelled(run_t *run) { return atomic_load(&run->cancelled); }

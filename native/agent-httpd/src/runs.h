@@ -53,6 +53,6 @@ void runs_remove(runs_t *r, run_t *run);
 int runs_count(runs_t *r);
 
 /* 1 once the run was cancelled. */
-int run_cancelled(run_t *run);
+int runs_cancelled(run_t *run);
 
 #endif

@@ -1,4 +1,4 @@
-/* server: loopback HTTP listener, thread per connection. See server.h and native/README.md. */
+/* server: the loopback listener and the request-head reader. See server.h and native/README.md. */
 #include "server.h"
 
 #include <arpa/inet.h>
@@ -11,39 +11,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "chunked.h"
-#include "http_parse.h"
-#include "runs.h"
+#include "answer.h"
+#include "conn.h"
+#include "io.h"
+#include "route.h"
 
-#define HEAD_MAX (16 * 1024)
-#define BODY_MAX (8u << 20)
-#define IO_TIMEOUT_MS 30000
+#define LINGER_MS 2000         /* after an early answer, read what the client still sends */
+#define LINGER_MAX (64u << 20)
+#define READ_CHUNK 4096
+#define ACCEPT_BATCH 64 /* accepts per turn of the loop, so heads already here go first */
+#define POOL_MAX 2048   /* connections whose head is not complete yet (and lingering ones) */
+#define POOL_MIN 32
 #define STACK_SIZE (256 * 1024)
-#define MAX_HEADERS 64
+#define LISTEN_BACKLOG 1024 /* hundreds of chats can start at once; the kernel caps it too */
+
+/* A connection the loop holds: its head is being read, or it was answered and lingers. */
+typedef struct pend {
+    int fd; /* -1: a free slot */
+    uint32_t peer;
+    int lingering;
+    long long deadline_ms;
+    size_t scanned; /* bytes of in already searched for a line end */
+    size_t drained;
+    buf_t in;
+} pend_t;
 
 typedef struct srv {
     const server_opts_t *o;
     runs_t runs;
+    conn_shared_t sh;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int conns;
-    int max_conns;
-    struct timespec start;
+    int threads;
+    int max_threads;
+    pthread_attr_t attr;
+    pend_t *pool;
+    size_t pool_max, per_client;
+    struct pollfd *pfd; /* [0] listener, [1] stop, [2 + i] polled[i] */
+    pend_t **polled;
+    unsigned long evicted;
+    long long evict_logged_ms;
 } srv_t;
 
-typedef struct conn {
+typedef struct thread_job {
+    conn_job_t job;
     srv_t *s;
-    int fd;
-} conn_t;
-
-/* Hundreds of chats can start at once; the kernel caps this at net.core.somaxconn. */
-#define LISTEN_BACKLOG 1024
+} thread_job_t;
 
 int server_listen(int port, int *bound_port, char *err, size_t errlen) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -70,458 +89,321 @@ int server_listen(int port, int *bound_port, char *err, size_t errlen) {
     return fd;
 }
 
-/* ---- responses ----------------------------------------------------------------------- */
+/* ---- connections the loop holds ----------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k > 0) {
-            p += k;
-            n -= (size_t)k;
-        } else if (k < 0 && errno == EINTR) {
-            continue;
-        } else {
-            return -1;
-        }
-    }
-    return 0;
+static void pend_close(pend_t *p) {
+    close(p->fd);
+    p->fd = -1;
+    buf_free(&p->in);
 }
 
-static const char *reason_phrase(int st) {
-    switch (st) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-    }
+/* Answered early: let the client finish sending (briefly) so it reads the answer instead of
+ * a connection reset, then close. */
+static void pend_linger(pend_t *p, long long now) {
+    shutdown(p->fd, SHUT_WR);
+    buf_free(&p->in);
+    p->lingering = 1;
+    p->drained = 0;
+    p->deadline_ms = now + LINGER_MS;
 }
 
-static void respond(int fd, int st, const char *extra, const char *body, size_t blen) {
-    char head[512];
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-                     "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n",
-                     st, reason_phrase(st), blen, extra ? extra : "");
-    if (write_all(fd, head, (size_t)n) == 0) write_all(fd, body, blen);
-}
-
-static void respond_error(int fd, int st, const char *code, const char *msg, const char *extra) {
-    buf_t b;
-    buf_init(&b, 4096);
-    buf_puts(&b, "{\"error\":{\"code\":");
-    jw_cstr(&b, code);
-    buf_puts(&b, ",\"message\":");
-    jw_cstr(&b, msg);
-    buf_puts(&b, "}}");
-    if (!b.err) respond(fd, st, extra, b.data, b.len);
-    buf_free(&b);
-}
-
-/* ---- request reading ----------------------------------------------------------------- */
-
-/* Wait until fd is readable; 0 ok, -1 timeout/stop/error. */
-static int wait_readable(srv_t *s, int fd, int timeout_ms) {
-    struct pollfd p[2] = {{fd, POLLIN, 0}, {s->o->stop_fd, POLLIN, 0}};
-    for (;;) {
-        int r = poll(p, 2, timeout_ms);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0 || p[1].revents) return -1;
-        return 0;
-    }
-}
-
-/* Read more bytes into b. Returns > 0 bytes, 0 at EOF, -1 on timeout/error/stop. */
-static long read_more(srv_t *s, int fd, buf_t *b, size_t want) {
-    char *dst = buf_reserve(b, want);
-    if (!dst) return -1;
-    if (wait_readable(s, fd, IO_TIMEOUT_MS) != 0) return -1;
-    for (;;) {
-        ssize_t k = recv(fd, dst, want, 0);
+static void pend_drain(pend_t *p) {
+    char tmp[16384];
+    for (int i = 0; i < 4; i++) {
+        ssize_t k = recv(p->fd, tmp, sizeof tmp, 0);
         if (k < 0 && errno == EINTR) continue;
-        if (k < 0) return -1;
-        b->len += (size_t)k;
-        b->data[b->len] = '\0';
-        return (long)k;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (k <= 0 || (p->drained += (size_t)k) > LINGER_MAX) {
+            pend_close(p);
+            return;
+        }
     }
 }
 
-/* After an early answer, let the peer finish sending (briefly) so it reads our response
- * instead of a connection reset. */
-static void linger_close(srv_t *s, int fd) {
-    shutdown(fd, SHUT_WR);
-    char tmp[4096];
-    size_t total = 0;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-        if (ms >= 2000 || total > (64u << 20)) break;
-        if (wait_readable(s, fd, (int)(2000 - ms)) != 0) break;
-        ssize_t k = recv(fd, tmp, sizeof tmp, 0);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        total += (size_t)k;
-    }
-}
-
-static int ct_eq(const char *a, size_t an, const char *b, size_t bn) {
-    /* constant time in the length of b (the secret) */
-    unsigned char diff = (unsigned char)(an != bn);
-    for (size_t i = 0; i < bn; i++) diff |= (unsigned char)((i < an ? a[i] : 0) ^ b[i]);
-    return diff == 0;
-}
-
-static int authorized(srv_t *s, const http_header_t *h, size_t nh) {
-    const http_header_t *a = http_header_find(h, nh, "authorization");
-    if (!a || a->value_len < 7 || !http_ieq(a->value, 7, "bearer ")) return 0;
-    const char *v = a->value + 7;
-    size_t n = a->value_len - 7;
-    while (n && *v == ' ') v++, n--;
-    const agent_cfg_t *cfg = s->o->cfg;
-    return ct_eq(v, n, cfg->token, cfg->token_len);
-}
-
-static long uptime_s(srv_t *s) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)(now.tv_sec - s->start.tv_sec);
-}
-
-enum route { R_NONE, R_HEALTH, R_CHAT, R_CANCEL };
-
-static int hexv(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') return (c | 0x20) - 'a' + 10;
-    return -1;
-}
-
-/* Percent-decode a path segment into out (cap bytes + NUL). Returns the length, or -1 if it
- * is malformed, too long, or decodes to a NUL byte. */
-static long pct_decode(const char *s, size_t n, char *out, size_t cap) {
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            if (i + 2 >= n || hexv(s[i + 1]) < 0 || hexv(s[i + 2]) < 0) return -1;
-            c = (char)(hexv(s[i + 1]) * 16 + hexv(s[i + 2]));
-            if (c == '\0') return -1;
-            i += 2;
-        }
-        if (o >= cap) return -1;
-        out[o++] = c;
-    }
-    out[o] = '\0';
-    return (long)o;
-}
-
-/* Read a body framed by Content-Length or chunked coding into body. Returns 0, or an HTTP
- * status for the error answer (413, 400), or -1 when the connection failed. */
-static int read_body(srv_t *s, int fd, buf_t *in, int chunked, uint64_t clen, buf_t *body) {
-    if (!chunked) {
-        if (clen > BODY_MAX) return 413;
-        while (in->len < clen) {
-            long k = read_more(s, fd, in, 65536);
-            if (k <= 0) return -1;
-        }
-        buf_append(body, in->data, (size_t)clen);
-        return body->err ? 413 : 0;
-    }
-    chunked_t ch;
-    chunked_init(&ch);
-    for (;;) {
-        const char *d;
-        size_t dl;
-        if (chunked_done(&ch)) return 0;
-        long r = in->len ? chunked_decode(&ch, in->data, in->len, &d, &dl) : -2;
-        if (r == 0) return 0;
-        if (r == -1) return 400;
-        if (r > 0) {
-            if (buf_append(body, d, dl) != 0) return 413;
-            buf_consume(in, (size_t)r);
-            continue;
-        }
-        long k = read_more(s, fd, in, 65536);
-        if (k <= 0) return -1;
-    }
-}
-
-static void handle(srv_t *s, int fd) {
-    buf_t in, body;
-    buf_init(&in, HEAD_MAX + BODY_MAX + 128 * 1024);
-    buf_init(&body, BODY_MAX);
-    http_header_t h[MAX_HEADERS];
-    size_t nh = 0;
-    const char *method = NULL, *path = NULL;
-    size_t ml = 0, pl = 0;
-    int minor = 1, hl = -2;
-    char target[1024];
-    int lingering = 1;
-
-    size_t scanned = 0; /* parse again only once a new line has arrived */
-    while (hl == -2) {
-        nh = MAX_HEADERS;
-        if (in.len && (memchr(in.data + scanned, '\n', in.len - scanned) || in.len >= HEAD_MAX))
-            hl = http_parse_request(in.data, in.len, &method, &ml, &path, &pl, &minor, h, &nh);
-        scanned = in.len;
-        if (hl > HEAD_MAX || (hl == -2 && in.len >= HEAD_MAX)) {
-            respond_error(fd, 431, "head_too_large", "the request head exceeds 16 KiB", NULL);
-            goto out;
-        }
-        if (hl == -1) {
-            respond_error(fd, 400, "bad_request", "malformed HTTP request", NULL);
-            goto out;
-        }
-        if (hl == -2) {
-            long k = read_more(s, fd, &in, 4096);
-            if (k <= 0) {
-                lingering = 0;
-                goto out;
-            }
-        }
-    }
-    if (!authorized(s, h, nh)) {
-        respond_error(fd, 401, "unauthorized", "missing or wrong bearer token",
-                      "WWW-Authenticate: Bearer\r\n");
-        goto out;
-    }
-    /* route on the path without its query */
-    size_t plen = pl;
-    const char *q = memchr(path, '?', pl);
-    if (q) plen = (size_t)(q - path);
-    if (plen >= sizeof target) {
-        respond_error(fd, 404, "not_found", "no such endpoint", NULL);
-        goto out;
-    }
-    memcpy(target, path, plen);
-    target[plen] = '\0';
-    enum route rt = R_NONE;
-    const char *want = "POST";
-    char run_id[RUN_ID_MAX + 1] = "";
-    if (strcmp(target, "/healthz") == 0) {
-        rt = R_HEALTH;
-        want = "GET";
-    } else if (strcmp(target, "/chat") == 0) {
-        rt = R_CHAT;
-    } else if (strncmp(target, "/runs/", 6) == 0 && plen > 13 && strcmp(target + plen - 7, "/cancel") == 0) {
-        size_t idn = plen - 13;
-        if (!memchr(target + 6, '/', idn) && pct_decode(target + 6, idn, run_id, RUN_ID_MAX) > 0)
-            rt = R_CANCEL;
-    }
-    if (rt == R_NONE) {
-        respond_error(fd, 404, "not_found", "no such endpoint", NULL);
-        goto out;
-    }
-    if (!http_ieq(method, ml, want)) {
-        char allow[64];
-        snprintf(allow, sizeof allow, "Allow: %s\r\n", want);
-        respond_error(fd, 405, "method_not_allowed",
-                      rt == R_HEALTH ? "use GET for this endpoint" : "use POST for this endpoint", allow);
-        goto out;
-    }
-    /* body framing */
-    const http_header_t *te = http_header_find(h, nh, "transfer-encoding");
-    uint64_t clen = 0;
-    int have_cl = 0, chunked = 0;
-    for (size_t i = 0; i < nh; i++) {
-        if (!http_ieq(h[i].name, h[i].name_len, "content-length")) continue;
-        uint64_t v = 0;
-        if (h[i].value_len == 0 || h[i].value_len > 15) {
-            if (h[i].value_len > 15 && h[i].value_len < 40) {
-                int digits = 1;
-                for (size_t k = 0; k < h[i].value_len; k++)
-                    if (h[i].value[k] < '0' || h[i].value[k] > '9') digits = 0;
-                if (digits) {
-                    respond_error(fd, 413, "body_too_large", "the request body exceeds 8 MiB", NULL);
-                    goto out;
-                }
-            }
-            respond_error(fd, 400, "bad_request", "bad Content-Length", NULL);
-            goto out;
-        }
-        for (size_t k = 0; k < h[i].value_len; k++) {
-            char c = h[i].value[k];
-            if (c < '0' || c > '9') {
-                respond_error(fd, 400, "bad_request", "bad Content-Length", NULL);
-                goto out;
-            }
-            v = v * 10 + (uint64_t)(c - '0');
-        }
-        if (have_cl && v != clen) {
-            respond_error(fd, 400, "bad_request", "conflicting Content-Length headers", NULL);
-            goto out;
-        }
-        clen = v;
-        have_cl = 1;
-    }
-    if (te) {
-        if (!http_ieq(te->value, te->value_len, "chunked") || have_cl) {
-            respond_error(fd, 400, "bad_request", "unsupported Transfer-Encoding", NULL);
-            goto out;
-        }
-        chunked = 1;
-    }
-    if (!chunked && clen > BODY_MAX) {
-        respond_error(fd, 413, "body_too_large", "the request body exceeds 8 MiB", NULL);
-        goto out;
-    }
-    const http_header_t *ex = http_header_find(h, nh, "expect");
-    buf_consume(&in, (size_t)hl); /* header views are dead from here on */
-    if (ex && (chunked || clen > 0)) write_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-    int br = read_body(s, fd, &in, chunked, clen, &body);
-    if (br == 413) {
-        respond_error(fd, 413, "body_too_large", "the request body exceeds 8 MiB", NULL);
-        goto out;
-    }
-    if (br == 400) {
-        respond_error(fd, 400, "bad_request", "malformed chunked body", NULL);
-        goto out;
-    }
-    if (br != 0) {
-        lingering = 0;
-        goto out;
-    }
-
-    if (rt == R_HEALTH) {
-        char b[256];
-        int n = snprintf(b, sizeof b, "{\"ok\":true,\"version\":\"%s\",\"uptime_s\":%ld,\"active_runs\":%d}",
-                         AGENT_VERSION, uptime_s(s), runs_count(&s->runs));
-        respond(fd, 200, NULL, b, (size_t)n);
-    } else if (rt == R_CANCEL) {
-        if (runs_cancel(&s->runs, run_id, strlen(run_id)) == 0) {
-            respond(fd, 200, NULL, "{\"ok\":true}", 11);
-            agent_log("run=%.128s cancel requested", run_id);
-        } else {
-            respond_error(fd, 404, "no_such_run", "no active run with that id", NULL);
-        }
-    } else {
-        agent_req_t req;
-        char err[256];
-        if (agent_parse_chat(body.data ? body.data : "", body.len, &req, err, sizeof err) != 0) {
-            respond_error(fd, 400, "bad_request", err, NULL);
-            agent_req_free(&req);
-            goto out;
-        }
-        run_t *run;
-        int ar = runs_add(&s->runs, req.run_id, strlen(req.run_id), &run);
-        if (ar == RUNS_EXISTS) {
-            respond_error(fd, 409, "run_exists", "a run with this run_id is already active", NULL);
-        } else if (ar == RUNS_FULL) {
-            respond_error(fd, 503, "too_many_runs", "too many active runs", NULL);
-        } else if (ar != RUNS_OK) {
-            respond_error(fd, 500, "internal", "could not register the run", NULL);
-        } else {
-            buf_free(&in);
-            req.body_buf = &body; /* freed by agent_run once the conversation is set up */
-            agent_run(s->o->cfg, &req, run, fd);
-            runs_remove(&s->runs, run);
-            lingering = 0;
-        }
-        agent_req_free(&req);
-    }
-out:
-    buf_free(&in);
-    buf_free(&body);
-    if (lingering) linger_close(s, fd);
-}
-
-static void *conn_main(void *arg) {
-    conn_t *c = arg;
-    srv_t *s = c->s;
-    struct timeval tv = {60, 0}; /* a stalled reader cannot pin a thread forever */
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    int one = 1; /* frames are small and latency matters: no Nagle delay */
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    handle(s, c->fd);
-    close(c->fd);
-    free(c);
+static void *thread_main(void *arg) {
+    thread_job_t *t = arg;
+    srv_t *s = t->s;
+    int fd = t->job.fd;
+    conn_serve(&t->job);
+    close(fd);
+    free(t);
     pthread_mutex_lock(&s->mu);
-    s->conns--;
+    s->threads--;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-int server_run(const server_opts_t *o, int listen_fd) {
-    srv_t s;
-    memset(&s, 0, sizeof s);
-    s.o = o;
-    s.max_conns = o->max_runs + 64;
-    runs_init(&s.runs, o->max_runs);
-    pthread_mutex_init(&s.mu, NULL);
-    pthread_cond_init(&s.cv, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &s.start);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, STACK_SIZE);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+/* Give an authorised request with a body (a chat) a thread of its own. */
+static void handoff(srv_t *s, pend_t *p, const route_t *rt, long long now) {
+    pthread_mutex_lock(&s->mu);
+    int full = s->threads >= s->max_threads;
+    if (!full) s->threads++;
+    pthread_mutex_unlock(&s->mu);
+    if (full) {
+        answer_error(p->fd, 503, "busy", "too many connections", NULL);
+        pend_linger(p, now);
+        return;
+    }
+    thread_job_t *t = malloc(sizeof *t);
+    pthread_t th;
+    if (t) {
+        t->s = s;
+        t->job.sh = &s->sh;
+        t->job.fd = p->fd;
+        t->job.route = *rt;
+        t->job.in = p->in; /* moved: the thread owns the bytes after the head */
+        buf_consume(&t->job.in, rt->head_len);
+    }
+    if (t && io_set_nonblocking(p->fd, 0) == 0 && pthread_create(&th, &s->attr, thread_main, t) == 0) {
+        buf_init(&p->in, 0);
+        p->fd = -1;
+        return;
+    }
+    free(t); /* the buffer still belongs to p */
+    answer_error(p->fd, 503, "busy", "cannot start a thread for this request", NULL);
+    pend_close(p);
+    pthread_mutex_lock(&s->mu);
+    s->threads--;
+    pthread_mutex_unlock(&s->mu);
+}
 
-    struct pollfd p[2] = {{listen_fd, POLLIN, 0}, {o->stop_fd, POLLIN, 0}};
+/* A whole head was routed: answer it here, or hand it over. */
+static void dispatch(srv_t *s, pend_t *p, const route_t *rt, long long now) {
+    if (rt->kind == ROUTE_ERROR) {
+        answer_error(p->fd, rt->status, rt->code, rt->message, rt->extra[0] ? rt->extra : NULL);
+    } else if (rt->kind == ROUTE_CHAT || route_has_body(rt)) {
+        handoff(s, p, rt, now);
+        return;
+    } else if (rt->kind == ROUTE_HEALTH) {
+        answer_health(p->fd, (long)((now - s->sh.start_ms) / 1000), runs_count(&s->runs));
+    } else {
+        answer_cancel(p->fd, &s->runs, rt->run_id);
+    }
+    pend_linger(p, now);
+}
+
+/* Read what arrived of p's head; once it is whole, dispatch it. */
+static void pend_read(srv_t *s, pend_t *p, long long now) {
+    const agent_cfg_t *cfg = s->o->cfg;
     for (;;) {
-        p[0].revents = p[1].revents = 0;
-        int r = poll(p, 2, -1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 || p[1].revents) break;
-        if (!p[0].revents) continue;
-        int fd = accept(listen_fd, NULL, NULL);
-        if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                struct timespec ts = {0, 50 * 1000000};
-                nanosleep(&ts, NULL);
-            }
-            continue;
+        char *dst = buf_reserve(&p->in, READ_CHUNK);
+        if (!dst) { /* cannot happen below ROUTE_HEAD_MAX; out of memory */
+            pend_close(p);
+            return;
         }
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-        pthread_mutex_lock(&s.mu);
-        int full = s.conns >= s.max_conns;
-        if (!full) s.conns++;
-        pthread_mutex_unlock(&s.mu);
-        if (full) {
-            static const char body[] = "{\"error\":{\"code\":\"busy\",\"message\":\"too many connections\"}}";
-            char busy[256];
-            int n = snprintf(busy, sizeof busy,
-                             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                             sizeof body - 1, body);
-            ssize_t w = send(fd, busy, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)w;
-            close(fd);
-            continue;
+        ssize_t k = recv(p->fd, dst, READ_CHUNK, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (k <= 0) {
+            pend_close(p);
+            return;
         }
-        conn_t *c = malloc(sizeof *c);
-        pthread_t th;
-        if (c) {
-            c->s = &s;
-            c->fd = fd;
-        }
-        if (!c || pthread_create(&th, &attr, conn_main, c) != 0) {
-            free(c);
-            close(fd);
-            pthread_mutex_lock(&s.mu);
-            s.conns--;
-            pthread_mutex_unlock(&s.mu);
+        p->in.len += (size_t)k;
+        p->in.data[p->in.len] = '\0';
+        /* parse again only once a new line has arrived */
+        int line = memchr(p->in.data + p->scanned, '\n', p->in.len - p->scanned) != NULL;
+        p->scanned = p->in.len;
+        if (!line && p->in.len < ROUTE_HEAD_MAX) continue;
+        route_t rt;
+        if (route_head(p->in.data, p->in.len, cfg->token, cfg->token_len, &rt) == -2) continue;
+        dispatch(s, p, &rt, now);
+        return;
+    }
+}
+
+/* The held connection nearest its deadline, among peer's when peer is given; *count says how
+ * many there are and *free_slot is a free slot, or NULL when the pool is full. */
+static pend_t *nearest(srv_t *s, const uint32_t *peer, size_t *count, pend_t **free_slot) {
+    pend_t *first = NULL;
+    *count = 0;
+    *free_slot = NULL;
+    for (size_t i = 0; i < s->pool_max; i++) {
+        pend_t *p = &s->pool[i];
+        if (p->fd < 0) {
+            if (!*free_slot) *free_slot = p;
+        } else if (!peer || p->peer == *peer) {
+            ++*count;
+            if (!first || p->deadline_ms < first->deadline_ms) first = p;
         }
     }
+    return first;
+}
+
+static void evict(srv_t *s, pend_t *p, long long now) {
+    pend_close(p);
+    if (s->evicted++ == 0 || now - s->evict_logged_ms >= 10000) {
+        agent_log("too many unfinished requests: closed %lu idle connection(s) so far", s->evicted);
+        s->evict_logged_ms = now;
+    }
+}
+
+/* A slot for a new connection from peer. Over the per-client cap, or with the pool full, the
+ * held connection nearest its deadline is closed (an idle one: a fresh head is read at once),
+ * so a flood of idle connections cannot keep a health check out. */
+static pend_t *pool_slot(srv_t *s, uint32_t peer, long long now) {
+    size_t mine, all;
+    pend_t *free_slot;
+    pend_t *victim = nearest(s, &peer, &mine, &free_slot);
+    if (mine < s->per_client) victim = free_slot ? NULL : nearest(s, NULL, &all, &free_slot);
+    if (!victim) return free_slot;
+    evict(s, victim, now);
+    return victim;
+}
+
+static void admit(srv_t *s, int fd, uint32_t peer, long long now) {
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (io_set_nonblocking(fd, 1) != 0) {
+        close(fd);
+        return;
+    }
+    int one = 1; /* frames are small and latency matters: no Nagle delay */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct timeval tv = {60, 0}; /* a stalled reader cannot pin a chat thread forever */
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    pend_t *p = pool_slot(s, peer, now);
+    p->fd = fd;
+    p->peer = peer;
+    p->lingering = 0;
+    p->deadline_ms = now + s->o->head_timeout_ms; /* for the whole head, however it trickles in */
+    p->scanned = p->drained = 0;
+    buf_init(&p->in, ROUTE_HEAD_MAX + READ_CHUNK);
+    pend_read(s, p, now); /* the head is usually here already */
+}
+
+static void accept_some(srv_t *s, int lfd, long long now) {
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        struct sockaddr_in a;
+        socklen_t al = sizeof a;
+        memset(&a, 0, sizeof a);
+        int fd = accept(lfd, (struct sockaddr *)&a, &al);
+        if (fd >= 0) {
+            admit(s, fd, ntohl(a.sin_addr.s_addr), now);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+            size_t all;
+            pend_t *free_slot, *v = nearest(s, NULL, &all, &free_slot);
+            if (v) { /* out of descriptors: the idlest held connection gives up its own */
+                evict(s, v, now);
+                continue;
+            }
+            struct timespec ts = {0, 50 * 1000000};
+            nanosleep(&ts, NULL);
+        }
+        return;
+    }
+}
+
+/* Close held connections past their deadline: a head that did not arrive whole in time
+ * gets a 408; a lingering one is done. */
+static void expire(srv_t *s, long long now) {
+    char msg[80];
+    snprintf(msg, sizeof msg, "the request head did not arrive within %d s", s->o->head_timeout_ms / 1000);
+    for (size_t i = 0; i < s->pool_max; i++) {
+        pend_t *p = &s->pool[i];
+        if (p->fd < 0 || p->deadline_ms > now) continue;
+        if (!p->lingering) answer_error(p->fd, 408, "request_timeout", msg, NULL);
+        pend_close(p);
+    }
+}
+
+static long long next_deadline(srv_t *s) {
+    long long first = -1;
+    for (size_t i = 0; i < s->pool_max; i++)
+        if (s->pool[i].fd >= 0 && (first < 0 || s->pool[i].deadline_ms < first)) first = s->pool[i].deadline_ms;
+    return first;
+}
+
+/* One turn: wait for the listener, a held connection or a deadline, then serve them.
+ * Returns -1 once asked to stop. */
+static int turn(srv_t *s, int lfd) {
+    size_t n = 0;
+    s->pfd[0] = (struct pollfd){lfd, POLLIN, 0};
+    s->pfd[1] = (struct pollfd){s->o->stop_fd, POLLIN, 0};
+    for (size_t i = 0; i < s->pool_max; i++) {
+        if (s->pool[i].fd < 0) continue;
+        s->pfd[2 + n] = (struct pollfd){s->pool[i].fd, POLLIN, 0};
+        s->polled[n++] = &s->pool[i];
+    }
+    long long deadline = next_deadline(s), wait = -1;
+    if (deadline >= 0) {
+        wait = deadline - io_now_ms();
+        wait = wait < 0 ? 0 : wait > 60000 ? 60000 : wait;
+    }
+    int r = poll(s->pfd, (nfds_t)(n + 2), (int)wait);
+    if (r < 0 && errno == EINTR) return 0;
+    if (r < 0 || s->pfd[1].revents) return -1;
+    long long now = io_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        pend_t *p = s->polled[i];
+        if (!s->pfd[2 + i].revents || p->fd != s->pfd[2 + i].fd) continue;
+        if (p->lingering) pend_drain(p);
+        else pend_read(s, p, now);
+    }
+    expire(s, now);
+    if (s->pfd[0].revents) accept_some(s, lfd, now);
+    return 0;
+}
+
+static size_t pool_size(void) {
+    struct rlimit rl;
+    size_t n = POOL_MAX; /* and a quarter of the descriptors at most: runs need theirs */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < n)
+        n = (size_t)(rl.rlim_cur / 4);
+    return n < POOL_MIN ? POOL_MIN : n;
+}
+
+static int srv_init(srv_t *s, const server_opts_t *o) {
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    s->max_threads = o->max_runs + 64;
+    s->pool_max = pool_size();
+    s->per_client = s->pool_max / 2;
+    s->pool = calloc(s->pool_max, sizeof *s->pool);
+    s->pfd = calloc(s->pool_max + 2, sizeof *s->pfd);
+    s->polled = calloc(s->pool_max, sizeof *s->polled);
+    if (!s->pool || !s->pfd || !s->polled) return -1;
+    for (size_t i = 0; i < s->pool_max; i++) s->pool[i].fd = -1;
+    runs_init(&s->runs, o->max_runs);
+    s->sh = (conn_shared_t){o->cfg, &s->runs, o->stop_fd, io_now_ms()};
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    pthread_attr_init(&s->attr);
+    pthread_attr_setstacksize(&s->attr, STACK_SIZE);
+    pthread_attr_setdetachstate(&s->attr, PTHREAD_CREATE_DETACHED);
+    return 0;
+}
+
+int server_run(const server_opts_t *o, int listen_fd) {
+    srv_t s;
+    if (srv_init(&s, o) != 0 || io_set_nonblocking(listen_fd, 1) != 0) {
+        agent_log("%s", "cannot set up the listener (out of memory?)");
+        free(s.pool);
+        free(s.pfd);
+        free(s.polled);
+        close(listen_fd);
+        return -1;
+    }
+    while (turn(&s, listen_fd) == 0) {
+    }
     close(listen_fd);
+    for (size_t i = 0; i < s.pool_max; i++)
+        if (s.pool[i].fd >= 0) pend_close(&s.pool[i]);
+    free(s.pool);
+    free(s.pfd);
+    free(s.polled);
     runs_cancel_all(&s.runs);
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += 3;
     pthread_mutex_lock(&s.mu);
-    while (s.conns > 0)
+    while (s.threads > 0)
         if (pthread_cond_timedwait(&s.cv, &s.mu, &deadline) != 0) break;
-    int left = s.conns;
+    int left = s.threads;
     pthread_mutex_unlock(&s.mu);
-    pthread_attr_destroy(&attr);
+    pthread_attr_destroy(&s.attr);
     if (left) {
         agent_log("stopping with %d connection(s) still open", left);
         return 0; /* threads still use s: do not destroy it; the process exits next */

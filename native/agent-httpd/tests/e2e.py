@@ -11,6 +11,8 @@ import http.client
 import json
 import os
 import random
+import resource
+import select
 import signal
 import socket
 import socketserver
@@ -307,15 +309,31 @@ class Fake:
 # Running the binary
 
 
+def token_pipe(token: str) -> int:
+    """The read end of a pipe holding the token, closed for writing (what the gateway does)."""
+    r, w = os.pipe()
+    os.write(w, token.encode() + b"\n")
+    os.close(w)
+    return r
+
+
+def clean_env() -> dict:
+    env = dict(os.environ)
+    env.pop("RESOLVE_RUNTIME_TOKEN", None)
+    return env
+
+
 class Agent:
-    def __init__(self, inference_url: str, tools_url: str, *extra: str, env_token: str | None = TOKEN) -> None:
-        env = dict(os.environ)
-        env.pop("RESOLVE_RUNTIME_TOKEN", None)
-        if env_token is not None:
-            env["RESOLVE_RUNTIME_TOKEN"] = env_token
-        self.proc = subprocess.Popen(
-            [BIN, "--port", "0", "--inference-url", inference_url, "--tools-url", tools_url, *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    def __init__(self, inference_url: str, tools_url: str, *extra: str, token: str | None = TOKEN) -> None:
+        argv = [BIN, "--port", "0", "--inference-url", inference_url, "--tools-url", tools_url, *extra]
+        fds: tuple[int, ...] = ()
+        if token is not None:
+            fds = (token_pipe(token),)
+            argv += ["--token-fd", str(fds[0])]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(),
+                                     pass_fds=fds)
+        for fd in fds:
+            os.close(fd)
         line = self.proc.stdout.readline().decode()
         self.port = json.loads(line)["port"] if line.startswith("{") else 0
         self.first_line = line
@@ -697,18 +715,33 @@ def test_process(fake: Fake) -> None:
     inf = f"http://127.0.0.1:{fake.port}/v1/chat/completions"
     tools = f"http://localhost:{fake.port}/tools"
 
-    def run(args, env_token=None, token_file=None):
-        env = dict(os.environ)
-        env.pop("RESOLVE_RUNTIME_TOKEN", None)
-        if env_token:
-            env["RESOLVE_RUNTIME_TOKEN"] = env_token
-        return subprocess.run([BIN, *args], env=env, capture_output=True, timeout=20)
+    def run(args, token=None, env=None):
+        fds = (token_pipe(token),) if token else ()
+        args = [*args, "--token-fd", str(fds[0])] if fds else args
+        try:
+            return subprocess.run([BIN, *args], env={**clean_env(), **(env or {})}, capture_output=True,
+                                  timeout=20, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
 
-    p = run(["--port", "0", "--inference-url", inf, "--tools-url", tools])
+    base = ["--port", "0", "--inference-url", inf, "--tools-url", tools]
+    p = run(base)
     check(p.returncode == 2 and b"token" in p.stderr, "no token: exit 2")
-    p = run(["--port", "0", "--inference-url", "http://example.com/v1", "--tools-url", tools], env_token="t")
+    p = run(base, env={"RESOLVE_RUNTIME_TOKEN": TOKEN})
+    check(p.returncode == 2 and b"--token-fd" in p.stderr and TOKEN.encode() not in p.stderr,
+          "a token in the environment is refused (it would stay readable in /proc)")
+    p = run(base, token="has space")
+    check(p.returncode == 2 and b"printable" in p.stderr, "token with a space refused")
+    p = run(base, token="x" * 5000)
+    check(p.returncode == 2 and b"4096" in p.stderr, "over-long token refused")
+    p = run([*base, "--token-fd", "2"])
+    check(p.returncode == 2 and b"stderr" in p.stderr, "--token-fd 2 refused")
+    p = run([*base, "--token-fd", "999"])
+    check(p.returncode == 2 and b"not an open file descriptor" in p.stderr, "--token-fd of a closed fd refused")
+    p = run(["--port", "0", "--inference-url", "http://example.com/v1", "--tools-url", tools], token="t")
     check(p.returncode == 2 and b"reaches only loopback" in p.stderr, "non-loopback URL: exit 2")
-    p = run(["--port", "0", "--inference-url", inf, "--tools-url", "http://10.0.0.1:80/x"], env_token="t")
+    p = run(["--port", "0", "--inference-url", inf, "--tools-url", "http://10.0.0.1:80/x"], token="t")
     check(p.returncode == 2 and b"reaches only loopback" in p.stderr, "private address refused")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "tok")
@@ -717,9 +750,11 @@ def test_process(fake: Fake) -> None:
         os.chmod(path, 0o644)
         p = run(["--port", "0", "--inference-url", inf, "--tools-url", tools, "--token-file", path])
         check(p.returncode == 2 and b"group/other" in p.stderr, "readable token file refused")
+        check(os.path.exists(path), "a refused token file is left alone")
         os.chmod(path, 0o600)
-        a = Agent(inf, tools, "--token-file", path, env_token=None)
+        a = Agent(inf, tools, "--token-file", path, token=None)
         check(a.port > 0, "token file accepted")
+        check(not os.path.exists(path), "token file removed once read")
         r, _ = a.request("GET", "/healthz")
         check(r.status == 200, "token from file works")
         rc, err = a.stop()
@@ -760,6 +795,68 @@ def test_process(fake: Fake) -> None:
     check(TOKEN not in err, "token never logged (2)")
 
 
+def readable(sock: socket.socket, timeout: float) -> bool:
+    """poll, not select: descriptors here go past FD_SETSIZE."""
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    return bool(p.poll(timeout * 1000))
+
+
+def test_idle_connections(fake: Fake) -> None:
+    """Connections without a token that send a byte and then nothing: a head has a total
+    deadline, unfinished heads are capped (the idlest closed first), /healthz still answers."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 1300 if hard == resource.RLIM_INFINITY else min(1300, hard)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    n = min(1100, want - 150)
+    inf = f"http://127.0.0.1:{fake.port}/v1/chat/completions"
+    a = Agent(inf, f"http://localhost:{fake.port}/tools", "--head-timeout", "1", "--max-runs", "4")
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", a.port), timeout=10)
+            socks.append(s)
+            s.sendall(b"G")
+        r, body = a.request("GET", "/healthz")
+        check(r.status == 200 and json.loads(body)["ok"] is True, f"healthz answers with {n} idle connections held")
+        _, _, fr = a.chat(chat_body("run-flood", "simple"))
+        check(of(fr, "done") == [{"reason": "stop", "rounds": 1}], "a chat runs with idle connections held")
+        # each idle connection is closed by its deadline (a 408, or a reset for the evicted)
+        cut = 0
+        for s in socks[-50:]:
+            try:
+                data = s.recv(4096) if readable(s, 5) else b"(still open)"
+            except ConnectionError:
+                data = b""
+            cut += data == b"" or data.startswith(b"HTTP/1.1 408 ")
+        check(cut == 50, f"idle connections closed at their deadline ({cut} of 50)")
+    finally:
+        for s in socks:
+            s.close()
+    # a head sent a byte at a time is cut at its deadline, however often bytes arrive
+    head = f"GET /healthz HTTP/1.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode()
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=10)
+    answer, sent = b"", 0
+    try:
+        for sent in range(1, len(head) + 1):
+            s.sendall(head[sent - 1:sent])
+            if readable(s, 0.2):
+                answer = s.recv(4096)
+                break
+    except ConnectionError:
+        answer = b"(reset)"
+    s.close()
+    check(sent < len(head) and (answer.startswith(b"HTTP/1.1 408 ") or answer in (b"", b"(reset)")),
+          f"slow head cut at its deadline ({sent} of {len(head)} bytes, {answer[:40]!r})")
+    r, _ = a.request("GET", "/healthz")
+    check(r.status == 200, "alive after the idle connections")
+    rc, err = a.stop()
+    check(rc == 0, f"idle-connection instance exits 0 (ASan/LSan clean): rc={rc}")
+    if rc != 0:
+        print(err[-4000:])
+
+
 def main() -> int:
     if not os.path.exists(BIN):
         print(f"e2e: {BIN} not built")
@@ -772,7 +869,8 @@ def main() -> int:
     try:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
-                  lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake)):
+                  lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake),
+                  lambda: test_idle_connections(fake)):
             try:
                 t()
             except Exception as e:  # a crash in one group must not hide the others

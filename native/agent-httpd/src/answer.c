@@ -1,0 +1,74 @@
+/* answer: the JSON answers of agent-httpd. See answer.h. */
+#include "answer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "io.h"
+#include "json.h"
+
+static const char *reason_phrase(int st) {
+    switch (st) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+    }
+}
+
+void answer_json(int fd, int st, const char *extra, const char *body, size_t blen) {
+    char head[512];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n",
+                     st, reason_phrase(st), blen, extra ? extra : "");
+    if (n < 0 || (size_t)n >= sizeof head) return;
+    /* one write: a non-blocking socket takes a small answer whole or not at all */
+    char all[1024];
+    if ((size_t)n + blen <= sizeof all) {
+        memcpy(all, head, (size_t)n);
+        memcpy(all + n, body, blen);
+        io_write_all(fd, all, (size_t)n + blen);
+    } else if (io_write_all(fd, head, (size_t)n) == 0) {
+        io_write_all(fd, body, blen);
+    }
+}
+
+void answer_error(int fd, int st, const char *code, const char *msg, const char *extra) {
+    buf_t b;
+    buf_init(&b, 4096);
+    buf_puts(&b, "{\"error\":{\"code\":");
+    jw_cstr(&b, code);
+    buf_puts(&b, ",\"message\":");
+    jw_cstr(&b, msg);
+    buf_puts(&b, "}}");
+    if (!b.err) answer_json(fd, st, extra, b.data, b.len);
+    buf_free(&b);
+}
+
+void answer_health(int fd, long uptime_s, int active_runs) {
+    char b[256];
+    int n = snprintf(b, sizeof b, "{\"ok\":true,\"version\":\"%s\",\"uptime_s\":%ld,\"active_runs\":%d}",
+                     AGENT_VERSION, uptime_s, active_runs);
+    answer_json(fd, 200, NULL, b, (size_t)n);
+}
+
+void answer_cancel(int fd, runs_t *runs, const char *run_id) {
+    if (runs_cancel(runs, run_id, strlen(run_id)) == 0) {
+        answer_json(fd, 200, NULL, "{\"ok\":true}", 11);
+        agent_log("run=%.128s cancel requested", run_id);
+    } else {
+        answer_error(fd, 404, "no_such_run", "no active run with that id", NULL);
+    }
+}

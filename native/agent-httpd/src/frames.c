@@ -1,0 +1,84 @@
+/* frames: a run's SSE frames to its /chat client. See frames.h. */
+#include "frames.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "io.h"
+#include "json.h"
+
+#define FRAME_MAX (AGENT_CONV_MAX + 4096) /* one frame's payload */
+
+void frames_init(frames_t *f, int client, const char *run_id) {
+    f->client = client;
+    f->gone = 0;
+    f->run_id = run_id;
+    buf_init(&f->d, FRAME_MAX);
+    buf_init(&f->frame, FRAME_MAX + 64);
+}
+
+void frames_free(frames_t *f) {
+    buf_free(&f->d);
+    buf_free(&f->frame);
+}
+
+void frames_start(frames_t *f) {
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Cache-Control: no-cache\r\nConnection: close\r\n"
+                               "X-Accel-Buffering: no\r\n\r\n";
+    if (io_write_all(f->client, head, sizeof head - 1) != 0) f->gone = 1;
+}
+
+buf_t *frames_payload(frames_t *f) {
+    buf_reset(&f->d);
+    return &f->d;
+}
+
+int frames_emit(frames_t *f, const char *type) {
+    if (f->gone) return -1;
+    buf_t *w = &f->frame;
+    buf_reset(w);
+    buf_puts(w, "data: {\"t\":\"");
+    buf_puts(w, type);
+    buf_puts(w, "\",\"d\":");
+    buf_append(w, f->d.data ? f->d.data : "null", f->d.data ? f->d.len : 4);
+    buf_puts(w, "}\n\n");
+    if (w->err || f->d.err) {
+        agent_log("run=%s frame '%s' too large, dropped", f->run_id, type);
+        return 0;
+    }
+    if (io_write_all(f->client, w->data, w->len) != 0) {
+        f->gone = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int frames_fail(frames_t *f, const char *code, int status, const char *msg, size_t msglen) {
+    buf_t *d = frames_payload(f);
+    buf_puts(d, "{\"code\":");
+    jw_cstr(d, code);
+    buf_puts(d, ",\"message\":");
+    jw_str(d, msg, msglen);
+    if (status) buf_printf(d, ",\"status\":%d", status);
+    buf_putc(d, '}');
+    frames_emit(f, "error");
+    agent_log("run=%s error=%s%s", f->run_id, code, status ? " (non-200 status)" : "");
+    return AGENT_ERROR;
+}
+
+int frames_failf(frames_t *f, const char *code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return frames_fail(f, code, 0, msg, strlen(msg));
+}
+
+int frames_too_large(frames_t *f) {
+    return frames_failf(f, "conversation_too_large", "the conversation exceeds %u MiB",
+                        AGENT_CONV_MAX >> 20);
+}
