@@ -11,6 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .ids import Id
+from .pathargs import PathArg
+
 Role = Literal["system", "user", "assistant", "tool", "developer"]
 
 EVENT_TYPES = (
@@ -57,10 +60,10 @@ class ChatRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1)
     model: str | None = None
     soul: str | None = None
-    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    session_id: Id | None = None
     system: str | None = None
-    attachments: list[str] = Field(default_factory=list, max_length=64)
-    notebook: str | None = None
+    attachments: list[PathArg] = Field(default_factory=list, max_length=64)
+    notebook: PathArg | None = None
 
 
 class Budget(BaseModel):
@@ -95,7 +98,7 @@ class ToolCallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str = Field(min_length=1, max_length=128)
+    run_id: Id
     call_id: str = Field(min_length=1, max_length=256)
     name: str = Field(min_length=1, max_length=128)
     arguments: dict[str, Any] = Field(default_factory=dict)

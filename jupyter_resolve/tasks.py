@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import NotFound, ResolveError
+from .ids import Id
 from .models import ChatRequest
 from .runs.log import RunLog, close_live_logs, read_run_log
 from .runs.manager import new_id
@@ -38,7 +39,7 @@ class TaskRequest(BaseModel):
 
     goal: str = Field(min_length=1, max_length=100_000)
     chain: list[str] | None = Field(default=None, min_length=1, max_length=8)
-    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    session_id: Id | None = None
 
 
 class Task(EventStream):

@@ -6,10 +6,13 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..ids import Id
+from ..pathargs import PathArg
+from .media import normalize_media_type
 
 ID_PATTERN = r"^art-[0-9a-f]{24}$"
-SESSION_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 
 
 class Source(BaseModel):
@@ -101,18 +104,23 @@ class PromoteRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    notebook: str | None = Field(default=None, min_length=1, max_length=4096)
+    notebook: PathArg | None = None
     cell_id: str | None = Field(default=None, min_length=1, max_length=256)
     output_index: int | None = Field(default=None, ge=0)
-    session_id: str | None = Field(default=None, pattern=SESSION_PATTERN)
-    path: str | None = Field(default=None, min_length=1, max_length=4096)
+    session_id: Id | None = None
+    path: PathArg | None = None
     bundle: dict[str, Any] | None = None
     label: str | None = Field(default=None, min_length=1, max_length=256)
     media_type: str | None = Field(default=None, min_length=1, max_length=256)
     execution_count: int | None = Field(default=None, ge=0)
-    file: str | None = Field(default=None, min_length=1, max_length=4096)
+    file: PathArg | None = None
     title: str = Field(default="", max_length=500)
     note: str = Field(default="", max_length=10_000)
+
+    @field_validator("media_type")
+    @classmethod
+    def _media_type(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_media_type(value)
 
     @property
     def kind(self) -> str:

@@ -12,7 +12,6 @@ import binascii
 import json
 import mimetypes
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +19,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import BadRequest, NotFound
-from .models import SESSION_PATTERN, Source
+from ..ids import is_id
+from ..pathargs import check_path_text
+from .media import BadMediaType, normalize_media_type
+from .models import Source
 
 # Richest first: the one media type a promoted output keeps.
 RICHNESS = ("image/png", "image/svg+xml", "text/html", "application/json", "text/plain")
@@ -45,34 +47,63 @@ def inside(root: Path, rel: str, what: str, where: str) -> Path:
     """``root/rel`` resolved, refusing absolute paths, ``..`` and symlinks that leave ``root``."""
     if not rel or rel.startswith("~") or os.path.isabs(rel) or PurePosixPath(rel).is_absolute():
         raise BadRequest(f"{what}: '{rel}' must be a path relative to {where}", code="bad_path")
+    try:
+        check_path_text(rel)  # NUL, control characters, over-long names: never to the OS
+    except ValueError as exc:
+        raise BadRequest(f"{what}: {rel[:100]!r} {exc}", code="bad_path") from exc
     if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
         raise BadRequest(f"{what}: '{rel}' leaves {where} ('..' is not allowed)", code="bad_path")
-    base = root.resolve()
-    path = (base / rel).resolve()
-    if not path.is_relative_to(base):
-        raise BadRequest(f"{what}: '{rel}' leaves {where} (through a symlink)", code="bad_path")
-    if not path.is_file():
+    try:
+        base = root.resolve()
+        path = (base / rel).resolve()
+        if not path.is_relative_to(base):
+            raise BadRequest(f"{what}: '{rel}' leaves {where} (through a symlink)", code="bad_path")
+        is_file = path.is_file()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long once resolved
+        raise BadRequest(
+            f"{what}: '{rel}' cannot be read ({getattr(exc, 'strerror', None) or exc})",
+            code="bad_path",
+        ) from exc
+    if not is_file:
         raise NotFound(f"{what}: no file '{rel}' in {where}", code="no_such_file")
     return path
 
 
 def pick(bundle: Mapping[str, Any], where: str, wanted: str | None = None) -> tuple[str, bytes]:
     """The richest representation of a MIME bundle (or the ``wanted`` one), as bytes (images
-    base64-decoded)."""
+    base64-decoded), with its media type normalized (``TEXT/HTML`` is ``text/html``)."""
+    by_type: dict[str, Any] = {}
+    for key, value in bundle.items():
+        try:
+            media_type = normalize_media_type(key)
+        except BadMediaType as exc:
+            if wanted is not None and key == wanted:
+                raise BadRequest(f"media_type: {exc}", code="bad_media_type") from exc
+            continue  # a key that is no media type is never picked, nor stored
+        by_type.setdefault(media_type, value)
+    found = ", ".join(sorted(repr(k) if _odd(k) else k for k in bundle)) or "nothing"
     if wanted is not None:
-        if wanted not in bundle:
-            found = ", ".join(sorted(bundle)) or "nothing"
+        try:
+            media_type = normalize_media_type(wanted)
+        except BadMediaType as exc:
+            raise BadRequest(f"media_type: {exc}", code="bad_media_type") from exc
+        if media_type not in by_type:
             raise BadRequest(
-                f"media_type: {where} has no {wanted} (it has {found})", code="unsupported_output"
+                f"media_type: {where} has no {media_type} (it has {found})",
+                code="unsupported_output",
             )
-        return wanted, _encode(wanted, bundle[wanted], where)
+        return media_type, _encode(media_type, by_type[media_type], where)
     for media_type in RICHNESS:
-        if media_type in bundle:
-            return media_type, _encode(media_type, bundle[media_type], where)
-    found = ", ".join(sorted(bundle)) or "nothing"
+        if media_type in by_type:
+            return media_type, _encode(media_type, by_type[media_type], where)
     raise BadRequest(
         f"{where} has none of {', '.join(RICHNESS)} (it has {found})", code="unsupported_output"
     )
+
+
+def _odd(key: str) -> bool:
+    """A key to show quoted in a message (it holds control characters)."""
+    return not key.isprintable()
 
 
 def _encode(media_type: str, value: Any, where: str) -> bytes:
@@ -174,7 +205,7 @@ def record_artifact_id(notebook: Any, cell_id: str, output_index: int, art_id: s
 
 def scratch_file(sessions: Path, session_id: str, rel: str, max_bytes: int) -> Picked:
     """File ``rel`` of session ``session_id``'s ``work/`` folder."""
-    if not re.match(SESSION_PATTERN, session_id):
+    if not is_id(session_id):
         raise BadRequest(f"session_id: '{session_id}' is not a session id", code="bad_session")
     work = sessions / session_id / "work"
     if not work.is_dir():

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import NotFound
+from ..errors import BadRequest, NotFound
+from .media import BadMediaType, normalize_media_type
 from .models import ID_PATTERN, AgentOrigin, Manifest, Source, artifact_id
 
 _SCHEMA = """
@@ -125,6 +126,10 @@ class ArtifactStore:
     ) -> tuple[Manifest, bool]:
         """Store ``data``; answer its manifest and whether it is new. Same bytes from the same
         source answer the existing manifest (and put back its blob if that went missing)."""
+        try:
+            media_type = normalize_media_type(media_type)
+        except BadMediaType as exc:
+            raise BadRequest(f"media_type: {exc}", code="bad_media_type") from exc
         sha = hashlib.sha256(data).hexdigest()
         art_id = artifact_id(sha, source)
         blob = self.blob_path(sha)

@@ -8,18 +8,25 @@ from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..errors import BadRequest, Conflict, NotFound, ResolveError
+from ..ids import check_id, optional_id
 from ..models import ChatRequest
 from ..tasks import TaskRequest
-from .base import ResolveHandler
+from .base import ResolveHandler, authorized
 
 
 class ChatHandler(ResolveHandler):
     """``POST /resolve/api/chat`` → SSE of the new run's events."""
 
     @web.authenticated
+    @authorized("execute")
     async def post(self) -> None:
         try:
             request = self.parse(ChatRequest)
+        except ResolveError as exc:
+            return self.fail(exc)
+        if request.attachments or request.notebook:
+            await self.require("read", "contents")  # their bytes go into the session's context
+        try:
             await self.gateway.start()
             run = self.gateway.start_chat(request)
         except ResolveError as exc:
@@ -31,9 +38,15 @@ class RunsHandler(ResolveHandler):
     """``GET /resolve/api/runs[?session_id=]``."""
 
     @web.authenticated
+    @authorized("read")
     def get(self) -> None:
-        session_id = self.get_query_argument("session_id", None)
-        status = self.get_query_argument("status", None)
+        try:
+            session_id = optional_id("session_id", self.get_query_argument("session_id", None))
+            status = self.get_query_argument("status", None) or None
+            if status not in (None, "running", "completed"):
+                raise BadRequest(f"status: {status!r} is not 'running' or 'completed'")
+        except ResolveError as exc:
+            return self.fail(exc)
         runs = self.gateway.runs.infos(session_id, status)
         self.answer({"runs": [r.model_dump() for r in runs]})
 
@@ -42,9 +55,10 @@ class RunEventsHandler(ResolveHandler):
     """``GET /resolve/api/runs/{id}/events`` — reattach from ``Last-Event-ID`` or ``?after=``."""
 
     @web.authenticated
+    @authorized("read")
     async def get(self, run_id: str) -> None:
         try:
-            run = self.gateway.runs.get(run_id)
+            run = self.gateway.runs.get(check_id("run_id", run_id))
             after = _after(
                 self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
             )
@@ -57,9 +71,10 @@ class RunCancelHandler(ResolveHandler):
     """``POST /resolve/api/runs/{id}/cancel``."""
 
     @web.authenticated
+    @authorized("execute")
     async def post(self, run_id: str) -> None:
         try:
-            run = await self.gateway.cancel_run(run_id)
+            run = await self.gateway.cancel_run(check_id("run_id", run_id))
         except ResolveError as exc:
             return self.fail(exc)
         self.answer({"ok": True, "run": run.info().model_dump()})
@@ -69,6 +84,7 @@ class HealthHandler(ResolveHandler):
     """``GET /resolve/api/health``."""
 
     @web.authenticated
+    @authorized("read")
     async def get(self) -> None:
         await self.gateway.start()
         self.answer(self.gateway.health())
@@ -78,6 +94,7 @@ class ToolsHandler(ResolveHandler):
     """``GET /resolve/api/tools`` — the tools the agent can see."""
 
     @web.authenticated
+    @authorized("read")
     def get(self) -> None:
         self.answer({"tools": self.gateway.tool_specs()})
 
@@ -92,8 +109,10 @@ class ApprovalHandler(ResolveHandler):
     """``POST /resolve/api/runs/{id}/approvals/{call_id}`` ``{"decision": approve|deny}``."""
 
     @web.authenticated
+    @authorized("execute")
     def post(self, run_id: str, call_id: str) -> None:
         try:
+            check_id("run_id", run_id)
             decision = self.parse(ApprovalRequest).decision
             run = self.gateway.runs.get(run_id)
             future = run.approvals.get(call_id)
@@ -111,6 +130,7 @@ class SoulsHandler(ResolveHandler):
     """``GET /resolve/api/souls``."""
 
     @web.authenticated
+    @authorized("read")
     def get(self) -> None:
         allowed = self.gateway.allowed_tools()
         souls = [
@@ -130,6 +150,7 @@ class TasksHandler(ResolveHandler):
     """``POST /resolve/api/tasks`` → SSE of the task's events (every child's, tagged)."""
 
     @web.authenticated
+    @authorized("execute")
     async def post(self) -> None:
         try:
             request = self.parse(TaskRequest)
@@ -145,9 +166,10 @@ class TaskEventsHandler(ResolveHandler):
     """``GET /resolve/api/tasks/{id}/events`` (``Last-Event-ID`` or ``?after=``)."""
 
     @web.authenticated
+    @authorized("read")
     async def get(self, task_id: str) -> None:
         try:
-            task = self.gateway.tasks.get(task_id)
+            task = self.gateway.tasks.get(check_id("task_id", task_id))
             after = _after(
                 self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
             )
@@ -157,10 +179,13 @@ class TaskEventsHandler(ResolveHandler):
 
 
 class TaskCancelHandler(ResolveHandler):
+    """``POST /resolve/api/tasks/{id}/cancel``."""
+
     @web.authenticated
+    @authorized("execute")
     async def post(self, task_id: str) -> None:
         try:
-            task = await self.gateway.tasks.cancel(task_id)
+            task = await self.gateway.tasks.cancel(check_id("task_id", task_id))
         except ResolveError as exc:
             return self.fail(exc)
         self.answer({"ok": True, "task_id": task.task_id})
@@ -179,7 +204,9 @@ def _after(header: str | None, query: str | None) -> int:
     return after
 
 
-RUN_ID = r"(?P<run_id>[A-Za-z0-9_.-]{1,128})"
+# Route arguments match any path segment, so a bad id is a 400 naming it (check_id), not a 404.
+RUN_ID = r"(?P<run_id>[^/]+)"
+TASK_ID = r"(?P<task_id>[^/]+)"
 
 routes: list[tuple[str, Any]] = [
     (r"/resolve/api/chat", ChatHandler),
@@ -189,8 +216,8 @@ routes: list[tuple[str, Any]] = [
     (rf"/resolve/api/runs/{RUN_ID}/approvals/(?P<call_id>[^/]{{1,256}})", ApprovalHandler),
     (r"/resolve/api/souls", SoulsHandler),
     (r"/resolve/api/tasks", TasksHandler),
-    (r"/resolve/api/tasks/(?P<task_id>[A-Za-z0-9_.-]{1,128})/events", TaskEventsHandler),
-    (r"/resolve/api/tasks/(?P<task_id>[A-Za-z0-9_.-]{1,128})/cancel", TaskCancelHandler),
+    (rf"/resolve/api/tasks/{TASK_ID}/events", TaskEventsHandler),
+    (rf"/resolve/api/tasks/{TASK_ID}/cancel", TaskCancelHandler),
     (r"/resolve/api/health", HealthHandler),
     (r"/resolve/api/tools", ToolsHandler),
 ]

@@ -9,16 +9,15 @@ from jupyter_core.utils import ensure_async
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..artifacts.media import BadMediaType, normalize_media_type, served_as
 from ..artifacts.models import PromoteRequest
 from ..artifacts.service import Promoted
-from ..errors import ResolveError
-from .base import ResolveHandler
+from ..errors import BadRequest, ResolveError
+from ..ids import check_id, optional_id
+from .base import ResolveHandler, authorized
 
-# Media types that can run script when a browser renders them: only ever downloaded.
-ACTIVE = frozenset({"text/html", "image/svg+xml", "application/xhtml+xml", "text/xml"})
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.
 CONTENT_CSP = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-TEXTUAL = ("text/", "application/json", "image/svg+xml")
 CHUNK = 1 << 16
 
 
@@ -26,9 +25,15 @@ class ArtifactsHandler(ResolveHandler):
     """``POST /resolve/api/artifacts`` (promote) and ``GET`` (list, filtered)."""
 
     @web.authenticated
+    @authorized("write")
     async def post(self) -> None:
         try:
             request = self.parse(PromoteRequest)
+        except ResolveError as exc:
+            return self.fail(exc)
+        if request.notebook is not None or request.file is not None:
+            await self.require("read", "contents")  # it reads (or names) a notebook or file
+        try:
             promoted = self.gateway.artifacts.promote(request, created_by=self._user_name())
         except ResolveError as exc:
             return self.fail(exc)
@@ -37,12 +42,21 @@ class ArtifactsHandler(ResolveHandler):
         self.answer(promoted.manifest.to_json())
 
     @web.authenticated
+    @authorized("read")
     def get(self) -> None:
-        found = self.gateway.artifacts.store.find(
-            notebook=self.get_query_argument("notebook", None),
-            media_type=self.get_query_argument("media_type", None),
-            run_id=self.get_query_argument("run", None),
-        )
+        try:
+            media_type = self.get_query_argument("media_type", None) or None
+            if media_type is not None:
+                media_type = normalize_media_type(media_type)
+            found = self.gateway.artifacts.store.find(
+                notebook=self.get_query_argument("notebook", None) or None,
+                media_type=media_type,
+                run_id=optional_id("run", self.get_query_argument("run", None)),
+            )
+        except BadMediaType as exc:
+            return self.fail(BadRequest(f"media_type: {exc}"))
+        except ResolveError as exc:
+            return self.fail(exc)
         self.answer({"artifacts": [m.to_json() for m in found]})
 
     def _user_name(self) -> str:
@@ -53,6 +67,13 @@ class ArtifactsHandler(ResolveHandler):
     async def _save_notebook(self, promoted: Promoted) -> None:
         """Record the artifact id in the output's metadata, through the contents manager."""
         if promoted.notebook is None:
+            return
+        if not await self.allowed("write", "contents"):
+            self.log.warning(
+                "artifact %s: its id is not recorded in %s (the user may not write contents)",
+                promoted.manifest.id,
+                promoted.notebook_path,
+            )
             return
         model = {"type": "notebook", "format": "json", "content": promoted.notebook}
         manager = self.contents_manager
@@ -71,9 +92,10 @@ class ArtifactHandler(ResolveHandler):
     """``GET /resolve/api/artifacts/{id}`` → the manifest."""
 
     @web.authenticated
+    @authorized("read")
     def get(self, art_id: str) -> None:
         try:
-            manifest = self.gateway.artifacts.store.get(art_id)
+            manifest = self.gateway.artifacts.store.get(check_id("art_id", art_id))
         except ResolveError as exc:
             return self.fail(exc)
         self.answer(manifest.to_json())
@@ -81,23 +103,22 @@ class ArtifactHandler(ResolveHandler):
 
 class ArtifactContentHandler(ResolveHandler):
     """``GET /resolve/api/artifacts/{id}/content`` → the bytes, never live in the Jupyter origin:
-    ``nosniff``, a sandbox CSP on everything, and HTML or SVG only as an attachment."""
+    ``nosniff``, a sandbox CSP on everything, and inline only a few passive types (every HTML,
+    XML or SVG type is an attachment, see :mod:`jupyter_resolve.artifacts.media`)."""
 
     @web.authenticated
+    @authorized("read")
     async def get(self, art_id: str) -> None:
         try:
-            manifest, path = self.gateway.artifacts.store.content_path(art_id)
+            manifest, path = self.gateway.artifacts.store.content_path(check_id("art_id", art_id))
         except ResolveError as exc:
             return self.fail(exc)
-        media_type = manifest.media_type
-        content_type = (
-            f"{media_type}; charset=utf-8" if media_type.startswith(TEXTUAL) else media_type
-        )
+        content_type, disposition = served_as(manifest.media_type)
         self.set_header("Content-Type", content_type)
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Content-Security-Policy", CONTENT_CSP)
-        disposition = "attachment" if media_type in ACTIVE else "inline"
-        filename = art_id + (mimetypes.guess_extension(media_type) or "")
+        extension = mimetypes.guess_extension(content_type.split(";")[0]) or ""
+        filename = art_id + extension
         self.set_header("Content-Disposition", f'{disposition}; filename="{filename}"')
         self.set_header("Content-Length", str(manifest.size))
         try:
@@ -110,7 +131,7 @@ class ArtifactContentHandler(ResolveHandler):
         self.finish(set_content_type=content_type)
 
 
-ART_ID = r"(?P<art_id>[A-Za-z0-9_.-]{1,128})"
+ART_ID = r"(?P<art_id>[^/]+)"  # any segment: a bad id is a 400 naming it (check_id)
 
 routes: list[tuple[str, Any]] = [
     (r"/resolve/api/artifacts", ArtifactsHandler),

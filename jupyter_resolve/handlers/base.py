@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.authorizer import Authorizer
+from jupyter_server.auth.decorator import authorized as jupyter_authorized
 from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
@@ -16,10 +20,18 @@ from ..errors import BadRequest, ResolveError
 from ..gateway import Gateway
 from ..runs.run import Run
 from ..runs.stream import EventStream
+from ..safejson import TooDeep, loads
 from ..sse import KEEPALIVE, SSE_HEADERS, format_event
 from .internal import no_delay
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+MethodT = TypeVar("MethodT", bound=Callable[..., Any])
+
+
+def authorized(action: str) -> Callable[[MethodT], MethodT]:
+    """jupyter_server's ``@authorized(action)`` on the handler's ``auth_resource``, typed (its
+    own signature leaves mypy an untyped decorator). Under ``@web.authenticated``."""
+    return cast("Callable[[MethodT], MethodT]", jupyter_authorized(action))
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -29,15 +41,36 @@ def validation_message(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
+class KernelTokenAuthorizer(Authorizer):
+    """What a request carrying the kernel token may do: everything under /resolve/api/.
+
+    The token reaches only the server's own kernels, whose code already runs as the server's
+    user (it reads any file, and the server's own token, directly), and whoever runs code there
+    was allowed ``kernels`` execute by the server's Authorizer. That Authorizer judges people
+    (JupyterHub's needs a hub user), so it is not asked about the kernel token.
+    """
+
+    def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:
+        return resource in ("resolve", "contents", "kernels")
+
+
 class ResolveHandler(APIHandler):
     """Base of the public API handlers (Jupyter-authenticated).
+
+    Every method is wrapped in ``@web.authenticated`` and jupyter_server's ``@authorized``
+    with the resource ``resolve`` (DESIGN 9.4: read for GETs, execute for chat, tasks, cancels
+    and approvals, write for promotions); a request that names a file or notebook also needs
+    ``contents`` read (:meth:`require`), one that reaches the user's kernel ``kernels`` execute.
 
     Under ``/resolve/api/`` they also accept ``Authorization: token|Bearer
     <JUPYTER_RESOLVE_TOKEN>``, the token the server exports to its kernels; no other handler of
     the server accepts it.
     """
 
+    auth_resource = "resolve"
     KERNEL_USER = "jupyter-resolve-kernel"
+    _kernel_authorizer = KernelTokenAuthorizer()
+    _by_kernel_token = False
 
     def kernel_token_user(self) -> User | None:
         """The user of a request carrying the kernel token under /resolve/api/, else None."""
@@ -62,7 +95,28 @@ class ResolveHandler(APIHandler):
         # A header token is never sent by a browser on its own, so no XSRF or origin check.
         self.current_user = self._jupyter_current_user = user
         self._token_authenticated = True
+        self._by_kernel_token = True
         self.set_cors_headers()
+
+    @property
+    def authorizer(self) -> Authorizer:
+        """The server's Authorizer, or for the kernel token :class:`KernelTokenAuthorizer`."""
+        if self._by_kernel_token:
+            return self._kernel_authorizer
+        return super().authorizer
+
+    async def allowed(self, action: str, resource: str) -> bool:
+        """Whether the Authorizer lets the current user do ``action`` on ``resource``."""
+        user = self.current_user
+        return bool(await ensure_async(self.authorizer.is_authorized(self, user, action, resource)))
+
+    async def require(self, action: str, resource: str) -> None:
+        """403 unless :meth:`allowed`: the second resource of a request, beside ``resolve``
+        (checked by ``@authorized``)."""
+        if not await self.allowed(action, resource):
+            raise web.HTTPError(
+                403, log_message=f"User is not authorized to {action} on resource: {resource}."
+            )
 
     @property
     def gateway(self) -> Gateway:
@@ -71,7 +125,9 @@ class ResolveHandler(APIHandler):
 
     def parse(self, model: type[ModelT]) -> ModelT:
         try:
-            raw = json.loads(self.request.body or b"")
+            raw = loads(self.request.body or b"")
+        except TooDeep as exc:
+            raise BadRequest(f"body: JSON {exc}") from exc
         except ValueError as exc:
             raise BadRequest(f"body: not valid JSON ({exc})") from exc
         try:

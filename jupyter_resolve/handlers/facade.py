@@ -12,7 +12,7 @@ from ..errors import ResolveError
 from ..facade import CompletionShaper
 from ..models import ChatMessage, ChatRequest
 from ..sse import SSE_HEADERS, format_data
-from .base import ResolveHandler
+from .base import ResolveHandler, authorized
 
 DEFAULT_MODEL_NAMES = ("", "resolve", "default")
 
@@ -29,7 +29,10 @@ class CompletionRequest(BaseModel):
 
 
 class CompletionsHandler(ResolveHandler):
+    """Runs the agent like ``POST /resolve/api/chat``: ``resolve`` execute."""
+
     @web.authenticated
+    @authorized("execute")
     async def post(self) -> None:
         try:
             body = self.parse(CompletionRequest)

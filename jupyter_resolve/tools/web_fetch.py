@@ -1,14 +1,17 @@
 """``web_fetch``: a trusted tool run by the gateway (not the kernel). HTTP(S) GET with size and
 time limits, HTML reduced to readable text, every redirect re-checked; private, loopback and
-link-local addresses refused unless ``c.Resolve.allow_private_fetch``."""
+link-local addresses refused unless ``c.Resolve.allow_private_fetch``. A host is resolved once
+and the connection goes to an address that was checked (the name still goes in ``Host`` and,
+for https, in SNI and the certificate check)."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import socket
+from dataclasses import dataclass
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -48,51 +51,114 @@ def html_to_text(html: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-async def _check_host(url: str, allow_private: bool) -> str | None:
+@dataclass
+class Target:
+    """A URL checked once: the addresses its host resolved to (every one checked), and what to
+    send so that the request goes to those addresses while naming the host."""
+
+    url: str  # as asked (redirects are joined to it)
+    host: str  # for TLS: SNI and the certificate are checked against the name, not the address
+    host_header: str  # host[:port] as in the URL
+    addresses: list[str]
+
+    def address_url(self, address: str) -> str:
+        """``url`` with the host replaced by ``address``: httpx connects there, no new lookup."""
+        parts = urlsplit(self.url)
+        userinfo, at, _ = parts.netloc.rpartition("@")
+        literal = f"[{address.replace('%', '%25')}]" if ":" in address else address
+        port = f":{parts.port}" if parts.port is not None else ""
+        return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{literal}{port}"))
+
+
+async def _resolve(host: str, port: int, timeout: float) -> list[str]:
+    infos = await asyncio.wait_for(
+        asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout
+    )
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+async def _check_host(url: str, allow_private: bool, timeout: float) -> Target | str:
+    """The URL's host resolved once with every address checked, or a refusal. The request then
+    goes to these addresses: resolving again at connect time would let a DNS answer that
+    changed in between (DNS rebinding) reach a private address."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"web_fetch: only http(s) URLs with a host can be fetched, not {url!r}"
-    if allow_private:
-        return None
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(
-            parts.hostname, parts.port or 443, type=socket.SOCK_STREAM
-        )
-    except OSError as exc:
-        return f"web_fetch: cannot resolve {parts.hostname}: {exc}"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            return (
-                f"web_fetch: {parts.hostname} resolves to {address}, a private, loopback or "
-                "link-local address; refused (c.Resolve.allow_private_fetch turns this off)"
-            )
-    return None
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"web_fetch: {url!r} has no valid port"
+    host = parts.hostname
+    try:
+        addresses = await _resolve(host, port, timeout)
+    except (OSError, UnicodeError, asyncio.TimeoutError) as exc:
+        return f"web_fetch: cannot resolve {host}: {exc or 'timed out'}"
+    if not addresses:
+        return f"web_fetch: {host} resolves to no address"
+    if not allow_private:
+        for text in addresses:
+            address = ipaddress.ip_address(text)
+            if not address.is_global:
+                return (
+                    f"web_fetch: {host} resolves to {address}, a private, loopback or "
+                    "link-local address; refused (c.Resolve.allow_private_fetch turns this off)"
+                )
+    host_header = parts.netloc.rpartition("@")[2]
+    return Target(url=url, host=host, host_header=host_header, addresses=addresses)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 async def web_fetch(url: str, *, allow_private: bool, timeout: float = 20.0) -> ToolResult:
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as http:
         for _ in range(MAX_REDIRECTS + 1):
-            refusal = await _check_host(url, allow_private)
-            if refusal:
-                return ToolResult(ok=False, output=refusal)
+            target = await _check_host(url, allow_private, timeout)
+            if isinstance(target, str):
+                return ToolResult(ok=False, output=target)
+            headers = {"Host": target.host_header}
+            tls = {} if _is_address(target.host) else {"sni_hostname": target.host}
+            extensions = tls if urlsplit(url).scheme == "https" else {}
+            failure: Exception | None = None
+            for address in target.addresses:
+                try:
+                    request = http.build_request(
+                        "GET", target.address_url(address), headers=headers, extensions=extensions
+                    )
+                    response = await http.send(request, stream=True)
+                except httpx.ConnectError as exc:
+                    failure = exc  # try the next checked address
+                    continue
+                except httpx.HTTPError as exc:
+                    return ToolResult(ok=False, output=f"web_fetch: {type(exc).__name__}: {exc}")
+                break
+            else:
+                return ToolResult(
+                    ok=False, output=f"web_fetch: {type(failure).__name__}: {failure}"
+                )
             try:
-                async with http.stream("GET", url) as response:
-                    if response.is_redirect and "location" in response.headers:
-                        url = urljoin(url, response.headers["location"])
-                        continue
-                    body = bytearray()
-                    async for block in response.aiter_bytes():
-                        body.extend(block)
-                        if len(body) > MAX_BYTES:
-                            break
-                    kind = response.headers.get("content-type", "")
-                    text = bytes(body[:MAX_BYTES]).decode(response.encoding or "utf-8", "replace")
-                    if "html" in kind:
-                        text = html_to_text(text)
-                    head = f"{response.status_code} {url} ({kind or 'no content type'})"
-                    cut = " [cut at 2 MB]" if len(body) > MAX_BYTES else ""
-                    return ToolResult(ok=response.status_code < 400, output=f"{head}{cut}\n{text}")
+                if response.is_redirect and "location" in response.headers:
+                    url = urljoin(url, response.headers["location"])
+                    continue
+                body = bytearray()
+                async for block in response.aiter_bytes():
+                    body.extend(block)
+                    if len(body) > MAX_BYTES:
+                        break
+                kind = response.headers.get("content-type", "")
+                text = bytes(body[:MAX_BYTES]).decode(response.encoding or "utf-8", "replace")
+                if "html" in kind:
+                    text = html_to_text(text)
+                head = f"{response.status_code} {url} ({kind or 'no content type'})"
+                cut = " [cut at 2 MB]" if len(body) > MAX_BYTES else ""
+                return ToolResult(ok=response.status_code < 400, output=f"{head}{cut}\n{text}")
             except httpx.HTTPError as exc:
                 return ToolResult(ok=False, output=f"web_fetch: {type(exc).__name__}: {exc}")
+            finally:
+                await response.aclose()
     return ToolResult(ok=False, output=f"web_fetch: more than {MAX_REDIRECTS} redirects")

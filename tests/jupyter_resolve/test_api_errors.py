@@ -133,3 +133,98 @@ async def test_tool_call_for_unknown_run_is_an_error_result(gateway: Any, server
     assert response.status_code == 200
     assert response.json()["ok"] is False
     assert "run-ghost" in response.json()["output"]
+
+
+# Ids (issue 14 item 8, DESIGN 9.4): [A-Za-z0-9][A-Za-z0-9._-]{0,127} everywhere, else a 400.
+BAD_IDS = [".", "..", ".hidden", "-x", "a/b", "a b", "x" * 129, "ünï", "a\n"]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+async def test_bad_session_ids_in_bodies_are_400(
+    server: Server, jp_root_dir: Any, bad: str
+) -> None:
+    for path, body in (
+        ("/resolve/api/chat", {"messages": [{"role": "user", "content": "x"}]}),
+        ("/resolve/api/tasks", {"goal": "x"}),
+        ("/resolve/api/artifacts", {"path": "a.txt"}),
+    ):
+        response = await server.post(path, {**body, "session_id": bad})
+        assert response.status_code == 400, (path, bad, response.text)
+        assert response.json()["error"]["message"].startswith("session_id"), response.text
+    # Nothing was made of it: the scratch kernel of "." or ".." had .resolve/ as its cwd.
+    sessions = jp_root_dir / ".resolve" / "sessions"
+    assert not sessions.exists() or list(sessions.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/resolve/api/runs/{}/events",
+        "/resolve/api/runs/{}/cancel",
+        "/resolve/api/runs/{}/approvals/call-1",
+        "/resolve/api/tasks/{}/events",
+        "/resolve/api/tasks/{}/cancel",
+        "/resolve/api/artifacts/{}",
+        "/resolve/api/artifacts/{}/content",
+    ],
+)
+async def test_bad_ids_in_routes_are_400_naming_them(server: Server, path: str) -> None:
+    from urllib.parse import quote
+
+    method = "GET" if path.endswith(("events", "{}", "content")) else "POST"
+    async with server.client() as client:
+        for bad in (".x", "%2E%2E", "x" * 129, "a b", "-lead"):
+            url = path.format(bad if bad.startswith("%") else quote(bad, safe=""))
+            body = b'{"decision": "approve"}' if "approvals" in path else b"{}"
+            response = await client.request(
+                method, url, content=body if method == "POST" else None, headers=server.auth
+            )
+            assert response.status_code == 400, (url, response.text)
+            assert response.json()["error"]["code"] == "bad_id", response.text
+
+
+async def test_bad_ids_in_query_arguments_are_400(server: Server) -> None:
+    for path, params, field in (
+        ("/resolve/api/runs", {"session_id": ".."}, "session_id"),
+        ("/resolve/api/runs", {"session_id": "a b"}, "session_id"),
+        ("/resolve/api/runs", {"status": "sleeping"}, "status"),
+        ("/resolve/api/artifacts", {"run": "../x"}, "run"),
+        ("/resolve/api/artifacts", {"media_type": "text/html\r\nX-Evil: 1"}, "media_type"),
+    ):
+        response = await server.get(path, params=params)
+        assert response.status_code == 400, (path, params, response.text)
+        assert response.json()["error"]["message"].startswith(field), response.text
+    ok = await server.get("/resolve/api/runs", params={"session_id": "s-1.a_b", "status": ""})
+    assert ok.status_code == 200 and ok.json() == {"runs": []}
+
+
+async def test_a_good_id_of_128_characters_is_a_session(server: Server, jp_root_dir: Any) -> None:
+    session = "S" + "a1._-" * 25 + "xy"
+    assert len(session) == 128
+    stream = await server.chat("hi", session_id=session)
+    assert stream.status == 200 and stream.of("run.completed")
+    assert (jp_root_dir / ".resolve" / "sessions" / session / "work").is_dir()
+
+
+# Deep JSON (issue 14 item 11): refused before parsing, on every JSON endpoint.
+JSON_ENDPOINTS = [
+    "/resolve/api/chat",
+    "/resolve/api/tasks",
+    "/resolve/api/artifacts",
+    "/resolve/v1/chat/completions",
+    "/resolve/api/runs/run-x/approvals/call-1",
+]
+
+
+@pytest.mark.parametrize("path", JSON_ENDPOINTS)
+async def test_deeply_nested_json_is_400_on_every_json_endpoint(server: Server, path: str) -> None:
+    async with server.client() as client:
+        for body in (
+            b"[" * 100_000 + b"]" * 100_000,
+            b'{"messages": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}",
+            b'{"goal": "x", "chain": ' + b"[" * 65 + b"]" * 65 + b"}",
+        ):
+            response = await client.post(path, content=body, headers=server.auth)
+            assert response.status_code == 400, (path, body[:40], response.text)
+            assert "nested deeper than 64" in response.json()["error"]["message"]
+    assert (await server.get("/resolve/api/health")).status_code == 200

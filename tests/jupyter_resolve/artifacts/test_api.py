@@ -282,6 +282,24 @@ BAD: list[tuple[dict[str, Any], int, str]] = [
     ({"bundle": {"application/x-custom": "x"}}, 400, "none of"),
     ({"bundle": {"text/plain": "x" * 5000}}, 400, "over the limit"),
     ({"file": "analysis.ipynb", "label": "x"}, 400, "bundle only"),
+    # Paths the file system cannot take are a 400, never a 500 (issue 14 item 11).
+    ({"file": "a\u0000b.txt"}, 400, "control character"),
+    ({"notebook": "x\u0000.ipynb", "cell_id": "plot", "output_index": 0}, 400, "control"),
+    ({"session_id": "s-bad", "path": "nul\u0000"}, 400, "control character"),
+    ({"file": "n" * 256}, 400, "name of 256 bytes"),
+    ({"file": "é" * 200}, 400, "name of 400 bytes"),
+    ({"file": "d/" * 2100 + "f"}, 400, "over 4096"),
+    ({"session_id": "s-bad", "path": "x" * 300}, 400, "name of 300 bytes"),
+    ({"file": "\ud800.txt"}, 400, "UTF-8"),
+    ({"file": "line\nbreak"}, 400, "control character"),
+    # Media types (issue 14 item 9): a control character is refused, never stored.
+    (
+        {"bundle": {"text/plain\r\nX-Evil: 1": "x"}, "media_type": "text/plain\r\nX-Evil: 1"},
+        400,
+        "control character",
+    ),
+    ({"bundle": {"text/plain\nX": "x"}}, 400, "none of"),
+    ({"bundle": {"text/plain": "x"}, "media_type": "not a type"}, 400, "not a media type"),
 ]
 
 
@@ -309,7 +327,9 @@ async def test_bad_input_is_4xx_and_writes_nothing(
     if body.get("notebook") == "OUTSIDE_ABS":
         body = {**body, "notebook": str(outside / "analysis.ipynb")}
     before = path.read_bytes()
-    response = await server.post("/resolve/api/artifacts", body)
+    response = await server.post(
+        "/resolve/api/artifacts", json.dumps(body, ensure_ascii=True).encode()
+    )
     assert response.status_code == status, response.text
     error = response.json()["error"]
     assert message in error["message"], error
@@ -342,3 +362,77 @@ async def test_artifacts_api_needs_jupyter_auth(server: Server, method: str, pat
             method, path, content=b"{}", headers={"Authorization": "token wrong"}
         )
         assert response.status_code == 403
+
+
+ACTIVE_TYPES = [
+    "TEXT/HTML",
+    "text/html; charset=utf-8",
+    "Text/Html;charset=UTF-8",
+    "image/SVG+XML",
+    "application/xhtml+xml",
+    "text/xml",
+    "application/xml",
+    "application/rss+xml",
+    "application/mathml+xml",
+    "text/xsl",
+    "application/javascript",
+]
+
+
+@pytest.mark.parametrize("media_type", ACTIVE_TYPES)
+async def test_every_html_xml_or_svg_type_is_normalized_and_only_downloaded(
+    server: Server, media_type: str
+) -> None:
+    payload = "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>"
+    response = await server.post(
+        "/resolve/api/artifacts",
+        {"bundle": {media_type: payload, "text/plain": "x"}, "media_type": media_type},
+    )
+    assert response.status_code == 201, response.text
+    stored = response.json()["media_type"]
+    assert stored == media_type.split(";")[0].strip().lower()
+    content = await server.get(f"/resolve/api/artifacts/{response.json()['id']}/content")
+    assert content.status_code == 200
+    assert content.headers["content-disposition"].startswith("attachment"), content.headers
+    assert content.headers["content-type"].split(";")[0] == stored
+    assert content.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_passive_types_stay_inline_and_bundle_keys_are_matched_normalized(
+    server: Server,
+) -> None:
+    png = base64.b64encode(PNG).decode()
+    as_png = await server.post(
+        "/resolve/api/artifacts", {"bundle": {"IMAGE/PNG": png}, "media_type": "image/png"}
+    )
+    assert as_png.status_code == 201, as_png.text
+    assert as_png.json()["media_type"] == "image/png"
+    content = await server.get(f"/resolve/api/artifacts/{as_png.json()['id']}/content")
+    assert content.content == PNG  # decoded as an image, whatever the key's case
+    assert content.headers["content-disposition"].startswith("inline")
+    text = await server.post("/resolve/api/artifacts", {"bundle": {"Text/Plain": "hi"}})
+    assert text.status_code == 201 and text.json()["media_type"] == "text/plain"
+    shown = await server.get(f"/resolve/api/artifacts/{text.json()['id']}/content")
+    assert shown.headers["content-type"] == "text/plain; charset=utf-8"
+    assert shown.headers["content-disposition"].startswith("inline")
+    listed = await server.get("/resolve/api/artifacts", params={"media_type": "TEXT/PLAIN"})
+    assert [a["id"] for a in listed.json()["artifacts"]] == [text.json()["id"]]
+
+
+async def test_a_stored_media_type_that_does_not_normalize_is_served_as_bytes(
+    server: Server, gateway: Any
+) -> None:
+    """A manifest written before normalization (CR/LF in its type) answers, not a 500."""
+    from jupyter_resolve.artifacts.models import Manifest, Source
+    from jupyter_resolve.artifacts.store import _manifest_bytes, atomic_write
+
+    store = gateway.artifacts.store
+    manifest, _ = store.promote(b"<script>x</script>", "text/plain", Source(kind="kernel"))
+    old = Manifest.model_validate({**manifest.to_json(), "media_type": "text/html\r\nX-Evil: 1"})
+    atomic_write(store.manifest_path(manifest.id), _manifest_bytes(old))
+    store.reindex()
+    content = await server.get(f"/resolve/api/artifacts/{manifest.id}/content")
+    assert content.status_code == 200, content.text
+    assert content.headers["content-type"] == "application/octet-stream"
+    assert content.headers["content-disposition"].startswith("attachment")
+    assert "x-evil" not in content.headers

@@ -1,0 +1,42 @@
+"""Ids clients send (DESIGN 9.4): sessions, runs, tasks, artifacts, proposals (pure).
+
+One pattern, ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}``, for bodies (the :data:`Id` type), route
+arguments and query arguments (:func:`check_id`). Ids become file and folder names (a session's
+workspace, a run's log), so the first character is never a dot: ``.`` and ``..`` are not ids.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import StringConstraints
+
+from .errors import BadRequest
+
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_ID = re.compile(rf"\A{ID_PATTERN}\Z")  # \Z: "$" would let a trailing newline through
+
+Id = Annotated[str, StringConstraints(pattern=rf"^{ID_PATTERN}$")]
+"""A pydantic-checked id (pydantic's regex ``$`` is the end of the text)."""
+
+
+def is_id(value: object) -> bool:
+    return isinstance(value, str) and _ID.match(value) is not None
+
+
+def check_id(field: str, value: str) -> str:
+    """``value`` if it is an id, else a :class:`BadRequest` naming ``field``."""
+    if not is_id(value):
+        shown = value if len(value) <= 80 else value[:80] + "…"
+        raise BadRequest(
+            f"{field}: {shown!r} is not an id (1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit)",
+            code="bad_id",
+        )
+    return value
+
+
+def optional_id(field: str, value: str | None) -> str | None:
+    """:func:`check_id` for an optional query argument (absent or empty: None)."""
+    return None if value is None or value == "" else check_id(field, value)
