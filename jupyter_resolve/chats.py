@@ -27,9 +27,14 @@ def start_chat(
     parent: str | None = None,
     exclude_tools: tuple[str, ...] = (),
     task_id: str | None = None,
+    only_tools: tuple[str, ...] | None = None,
 ) -> Run:
     """Start one run for ``request``; raises BadRequest (unknown soul, bad attachment) or
-    Unavailable (tool-list drift)."""
+    Unavailable (tool-list drift).
+
+    ``only_tools`` (not None) caps the run's tools to those names (a peer's grant: empty means
+    none, a model-only answer); ``exclude_tools`` takes names out. A run delegated by a peer's
+    run never gets a tool its parent did not have."""
     drift = gateway.drift()
     if drift:
         raise Unavailable(
@@ -44,7 +49,20 @@ def start_chat(
         if soul is None:
             known = ", ".join(sorted(gateway.souls))
             raise BadRequest(f"soul: no soul named '{request.soul}' (known: {known})")
-    allowed = [n for n in gateway.allowed_tools() if n not in exclude_tools]
+    if parent is not None:
+        parent_run = gateway.runs.runs.get(parent)
+        if parent_run is not None and parent_run.peer is not None:
+            inherited = set(parent_run.tool_names)
+            only_tools = tuple(
+                n
+                for n in (parent_run.tool_names if only_tools is None else only_tools)
+                if n in inherited
+            )
+    allowed = [
+        n
+        for n in gateway.allowed_tools()
+        if n not in exclude_tools and (only_tools is None or n in only_tools)
+    ]
     tools = [
         spec
         for spec in gateway.tool_specs()

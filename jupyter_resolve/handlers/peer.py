@@ -1,8 +1,10 @@
 """The peer endpoint (DESIGN 3.8): the Agent Card, the signed invoke endpoint and A2A JSON-RPC.
 
-None of these needs a Jupyter login: a peer proves itself by signing (``peer/signing.py``); the
-JSON-RPC endpoint also takes a Jupyter token. With no peer configured (``c.Resolve.peer_secrets``
-empty) the endpoints answer 404 to anyone without a Jupyter login.
+A peer proves itself by signing (``peer/signing.py``): no Jupyter login is needed, and what it
+may do is the signature plus ``c.Resolve.peer_tools`` (its jobs run with only those tools). The
+JSON-RPC endpoint also takes a Jupyter login; then the server's Authorizer decides (resource
+``resolve``: read for ``GetTask``, execute to send or cancel). With no peer configured
+(``c.Resolve.peer_secrets`` empty) the endpoints answer 404 to anyone without a Jupyter login.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from ..errors import ResolveError
 from ..peer import jsonrpc
 from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
 from ..peer.service import PeerService
-from ..peer.signing import SignatureError, is_signed
-from .base import ResolveHandler
+from ..peer.signing import HEADER_PEER, SignatureError, Target, is_signed
+from .base import ResolveHandler, authorized
 
 MAX_BODY = 1024 * 1024
 OFF = "the peer endpoint is off: no peers are configured (c.Resolve.peer_secrets)"
@@ -36,6 +38,8 @@ class InvokeBody(BaseModel):
 class PeerHandler(ResolveHandler):
     """Base: the peer service, signature checks, and XSRF waived for signed requests only."""
 
+    auth_resource = "resolve"
+
     @property
     def peers(self) -> PeerService:
         service: PeerService | None = self.settings.get("resolve_peer")
@@ -52,19 +56,30 @@ class PeerHandler(ResolveHandler):
             return None
         super().check_xsrf_cookie()
 
+    def check_size(self) -> None:
+        if len(self.request.body) > MAX_BODY:
+            raise web.HTTPError(413, f"bodies are limited to {MAX_BODY} bytes")
+
+    def target(self) -> Target:
+        """What a v2 signature must have been made for: this request's method, its path as
+        sent (with the base URL, without the query) and its Host header as sent."""
+        request = self.request
+        return Target(
+            method=request.method or "", path=request.path, host=request.headers.get("Host", "")
+        )
+
     def signed_peer(self) -> str | None:
         """The verified peer of a signed request; on failure answers 404 (off) or 401."""
         if not self.peers.enabled:
             raise web.HTTPError(404, OFF)
-        if len(self.request.body) > MAX_BODY:
-            raise web.HTTPError(413, f"bodies are limited to {MAX_BODY} bytes")
+        self.check_size()
         try:
-            return self.peers.verify(self.request.headers, self.request.body).peer
+            return self.peers.verify(self.request.headers, self.request.body, self.target()).peer
         except SignatureError as exc:
             self.log.warning(
                 "jupyter-resolve: peer request refused (%s, peer %r)",
                 exc.reason,
-                self.request.headers.get("X-Resolve-Peer", "")[:64],
+                self.request.headers.get(HEADER_PEER, "")[:64],
             )
             self.set_status(401)
             self.answer({"ok": False, "error": exc.message})
@@ -72,18 +87,29 @@ class PeerHandler(ResolveHandler):
 
 
 class AgentCardHandler(PeerHandler):
-    """``GET <base_url>resolve/.well-known/agent-card.json``."""
+    """``GET <base_url>resolve/.well-known/agent-card.json``: public while a peer is configured
+    (discovery), else only for a Jupyter user the Authorizer lets read ``resolve``."""
 
     @allow_unauthenticated
-    def get(self) -> None:
-        if not self.peers.enabled and self.current_user is None:
+    async def get(self) -> None:
+        if self.peers.enabled:
+            return self.send_card()
+        if self.current_user is None:
             raise web.HTTPError(404, OFF)
+        await self.card_for_user()
+
+    @authorized("read")
+    async def card_for_user(self) -> None:
+        self.send_card()
+
+    def send_card(self) -> None:
         url = f"{self.request.protocol}://{self.request.host}{self.base_url}{JSONRPC_PATH}"
         self.answer(self.peers.card(url))
 
 
 class InvokeHandler(PeerHandler):
-    """``POST <base_url>resolve/peer/invoke`` ``{tool, arguments}``, signed by a peer."""
+    """``POST <base_url>resolve/peer/invoke`` ``{tool, arguments}``, signed by a peer (the only
+    authorization: the signature, and the peer's granted tools for its jobs)."""
 
     @allow_unauthenticated
     async def post(self) -> None:
@@ -94,12 +120,15 @@ class InvokeHandler(PeerHandler):
             body = self.parse(InvokeBody)
         except ResolveError as exc:
             return self.fail(exc)
-        self.answer(await self.peers.invoke(peer, body.tool, body.arguments))
+        reply = await self.peers.invoke(peer, body.tool, body.arguments)
+        self.set_status(int(reply.pop("status", 200)))
+        self.answer(reply)
 
 
 class JsonRpcHandler(PeerHandler):
-    """``POST <base_url>resolve/peer/a2a``: A2A JSON-RPC, signed by a peer or with a Jupyter
-    login (then the jobs belong to ``jupyter:<user>``)."""
+    """``POST <base_url>resolve/peer/a2a``: A2A JSON-RPC, signed by a peer (its jobs run with
+    its granted tools) or with a Jupyter login (then the jobs belong to ``jupyter:<user>`` and
+    the Authorizer decides)."""
 
     @allow_unauthenticated
     async def post(self) -> None:
@@ -107,18 +136,44 @@ class JsonRpcHandler(PeerHandler):
             owner = self.signed_peer()
             if owner is None:
                 return
-        elif self.current_user is not None:
-            owner = f"jupyter:{self.current_user.username}"
-        elif not self.peers.enabled:
+            return await self.serve(owner)
+        if self.current_user is not None:
+            return await self.serve_user()
+        if not self.peers.enabled:
             raise web.HTTPError(404, OFF)
-        else:
-            self.set_status(401)
-            return self.answer({"ok": False, "error": "sign the request or send a Jupyter token"})
-        self.answer(await jsonrpc.handle(self.peers.jobs, owner, self.request.body))
+        self.set_status(401)
+        self.answer({"ok": False, "error": "sign the request or send a Jupyter token"})
+
+    def owner(self) -> str:
+        return f"jupyter:{self.current_user.username}"
+
+    def send(self, response: dict[str, Any]) -> None:
+        self.set_status(jsonrpc.http_status(response))
+        self.answer(response)
+
+    async def serve(self, owner: str) -> None:
+        self.send(await jsonrpc.handle(self.peers.jobs, owner, self.request.body))
+
+    @authorized("read")
+    async def serve_user(self) -> None:
+        self.check_size()
+        raw = self.request.body
+        try:
+            call = jsonrpc.parse_call(raw)
+        except jsonrpc.RpcError as exc:
+            return self.send(jsonrpc.refuse(raw, exc))
+        if call.op != "get":
+            return await self.serve_user_execute(call)
+        self.send(await jsonrpc.respond(self.peers.jobs, self.owner(), call))
+
+    @authorized("execute")
+    async def serve_user_execute(self, call: jsonrpc.Call) -> None:
+        # sending a message starts a job, cancelling stops one: both are execute on resolve
+        self.send(await jsonrpc.respond(self.peers.jobs, self.owner(), call))
 
 
 routes: list[tuple[str, Any]] = [
     ("/" + CARD_PATH.replace(".", r"\."), AgentCardHandler),
-    ("/" + INVOKE_PATH, InvokeHandler),
     ("/" + JSONRPC_PATH, JsonRpcHandler),
+    ("/" + INVOKE_PATH, InvokeHandler),
 ]

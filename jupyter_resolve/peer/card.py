@@ -1,4 +1,9 @@
-"""The A2A Agent Card (v1.0 fields), built from the souls and the allowed tools. Pure."""
+"""The A2A Agent Card (v1.0 fields), built from the souls and the tools peers are granted. Pure.
+
+The card offers only what a peer may use: a default ``answer`` skill (a run with the granted
+tools, none by default) and the souls whose tools are all granted. It declares how to
+authenticate: the HMAC signature of a configured peer, or a Jupyter token (DESIGN 3.8).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .catalogue import SoulEntry, cut, public_text
+from .grants import soul_needs, usable_souls
 
 CARD_PATH = "resolve/.well-known/agent-card.json"
 """Where the card is served, under the server's base_url."""
@@ -22,22 +28,68 @@ DESCRIPTION = (
     "it runs as a background job you can poll or cancel."
 )
 
+ANSWER_SKILL = "answer"
+
+SIGNATURE_SCHEME = "resolveSignature"
+TOKEN_SCHEME = "jupyterToken"
+
+SECURITY_SCHEMES: dict[str, Any] = {
+    SIGNATURE_SCHEME: {
+        "apiKeySecurityScheme": {
+            "location": "header",
+            "name": "X-Resolve-Signature",
+            "description": (
+                "A configured peer signs each request: 'v2=' + hex HMAC-SHA256, under the secret "
+                "it shares with this server, of METHOD\\nPATH\\nHOST\\nPEER\\nTIMESTAMP\\nNONCE\\n"
+                "BODY, sent with X-Resolve-Peer, X-Resolve-Timestamp (unix seconds, within "
+                "300 s) and X-Resolve-Nonce (used once). Its jobs use only the tools granted "
+                "to it."
+            ),
+        }
+    },
+    TOKEN_SCHEME: {
+        "httpAuthSecurityScheme": {
+            "scheme": "Bearer",
+            "description": (
+                "A Jupyter login: Authorization: token <Jupyter token> (or Bearer); the jobs "
+                "belong to that user and the server's Authorizer decides."
+            ),
+        }
+    },
+}
+
+SECURITY_REQUIREMENTS: list[dict[str, Any]] = [
+    {"schemes": {SIGNATURE_SCHEME: {"list": []}}},
+    {"schemes": {TOKEN_SCHEME: {"list": []}}},
+]
+"""Either scheme will do (each entry is an alternative)."""
+
+
+def _answer_skill(granted: Sequence[str]) -> dict[str, Any]:
+    uses = f"with the tools {', '.join(granted)}" if granted else "from the model alone, no tools"
+    return {
+        "id": ANSWER_SKILL,
+        "name": ANSWER_SKILL,
+        "description": cut(f"Answers a task in text, {uses}."),
+        "tags": [ANSWER_SKILL, *(cut(t, 64) for t in granted)],
+    }
+
 
 def build_card(
     *,
     interface_url: str,
     version: str,
     souls: Iterable[SoulEntry],
-    tools: Sequence[str],
+    allowed: Sequence[str],
+    granted: Sequence[str],
     redact: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The card: one skill per soul, tagged with its role and the allowed tools it may use."""
+    """The card: the ``answer`` skill, then one skill per soul whose tools are all in
+    ``granted``, tagged with its role and those tools."""
     secrets = list(redact)
-    allowed = list(tools)
-    skills = []
-    for soul in souls:
-        usable = [t for t in soul.tools if t in allowed] if soul.tools else allowed
-        tags = ["soul", *([soul.role] if soul.role else []), *usable]
+    skills = [_answer_skill([t for t in allowed if t in set(granted)])]
+    for soul in usable_souls(souls, granted, allowed):
+        tags = ["soul", *([soul.role] if soul.role else []), *soul_needs(soul, allowed)]
         skills.append(
             {
                 "id": public_text(soul.name, secrets),
@@ -59,6 +111,8 @@ def build_card(
             "pushNotifications": False,
             "extendedAgentCard": False,
         },
+        "securitySchemes": SECURITY_SCHEMES,
+        "securityRequirements": SECURITY_REQUIREMENTS,
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
         "skills": skills,

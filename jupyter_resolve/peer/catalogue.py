@@ -26,24 +26,29 @@ class SoulEntry:
     name: str
     description: str
     role: str = ""
-    tools: tuple[str, ...] = ()
+    tools: tuple[str, ...] | None = None  # None: every allowed tool (a soul's ``tools: "*"``)
 
+
+_READ = ("read_file", "list_dir", "search_files", "notebook_read")
 
 FALLBACK_SOULS = (
     SoulEntry(
         "planner",
         "Breaks a question into steps and says what each step needs; reads, never writes.",
         "planner",
+        _READ,
     ),
     SoulEntry(
         "specialist",
         "Does the research: runs Python and shell in a scratch kernel, reads and writes files.",
         "specialist",
+        (*_READ, "python", "shell", "write_file", "edit_file", "subagents.delegate"),
     ),
     SoulEntry(
         "evaluator",
         "Checks the work and critiques it against the question; reads, never writes.",
         "evaluator",
+        _READ,
     ),
     SoulEntry(
         "tool-agent",
@@ -135,9 +140,10 @@ def soul_entries(registry: Any) -> list[SoulEntry]:
                 name=name,
                 description=description if isinstance(description, str) else "",
                 role=role if isinstance(role, str) else "",
+                # "*" (or no list at all) means every allowed tool
                 tools=tuple(t for t in tools if isinstance(t, str))
                 if isinstance(tools, (list, tuple, set, frozenset))
-                else (),
+                else None,
             )
         )
     return souls or list(FALLBACK_SOULS)

@@ -4,6 +4,11 @@ A job is a run started for a peer, and its id is the run's id: it belongs to the
 the request that submitted it, writes the run log like any run (``run.started`` names the peer),
 so it can be looked up again after a restart, and it is listed by ``GET /resolve/api/runs`` with
 its peer. A peer sees only its own jobs and may have ``c.Resolve.peer_max_jobs`` running at once.
+
+A peer's job runs with only the tools granted to that peer (``c.Resolve.peer_tools``; none by
+default, a model-only answer), and a grant of a tool that runs code needs the sandbox: without it
+the job is refused, never started with fewer tools than the admin meant. A job of a Jupyter user
+(owner ``jupyter:<name>``, over A2A with a Jupyter login) has the tools that user's chats have.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound, Unavailable
 from ..models import ChatMessage, ChatRequest
 from ..runs.run import Run
+from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
+from .limits import ID_PATTERN, id_problem
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -43,7 +50,7 @@ class StatusArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    job_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    job_id: str = Field(pattern=rf"^{ID_PATTERN}$")  # Rust regex: $ is the very end
 
 
 def job_state(run: Run) -> JobState:
@@ -115,6 +122,23 @@ class JobManager:
         self.gateway = gateway
         self.prompts: dict[str, str] = {}
 
+    def tools_for(self, owner: str) -> tuple[str, ...] | None:
+        """The tools a job of ``owner`` may use: the peer's grant within the server's allow
+        list; None for a Jupyter user (the server's own chat tools)."""
+        if owner.startswith(JUPYTER_OWNER):
+            return None
+        granted = self.gateway.config.peer_tools
+        return granted_tools(granted.get(owner, ()), self.gateway.allowed_tools())
+
+    def exec_granted(self, tools: tuple[str, ...]) -> list[str]:
+        """Which of ``tools`` run code (effect ``exec``; an unknown effect counts as exec)."""
+        effects = {name: schema.effect for name in tools if (schema := self.gateway.schema(name))}
+        return exec_tools(tools, effects)
+
+    def sandboxed(self) -> bool:
+        """Whether scratch kernels really run under the sandbox (the effective value)."""
+        return getattr(self.gateway.kernels, "sandbox", "") == "bwrap"
+
     def live(self, peer: str) -> int:
         runs = self.gateway.runs.runs.values()
         return sum(1 for run in runs if run.peer == peer and not run.completed)
@@ -129,8 +153,13 @@ class JobManager:
                 "wait for one to finish or cancel one",
                 code="too_many_jobs",
             )
+        tools = self.tools_for(peer)
+        if tools is not None:
+            needs_sandbox = self.exec_granted(tools)
+            if needs_sandbox and not self.sandboxed():
+                raise Unavailable(sandbox_refusal(peer, needs_sandbox), code="peer_needs_sandbox")
         request = ChatRequest(messages=[ChatMessage(role="user", content=prompt)], soul=soul)
-        run = self.gateway.start_chat(request, peer=peer)
+        run = self.gateway.start_chat(request, peer=peer, only_tools=tools)
         self.prompts[run.run_id] = prompt
         while len(self.prompts) > KEEP_PROMPTS:
             del self.prompts[next(iter(self.prompts))]
@@ -138,6 +167,9 @@ class JobManager:
 
     def get(self, peer: str, job_id: str) -> Job:
         """The peer's job (also one finished before a restart, read back from the run log)."""
+        problem = id_problem("a job id", job_id)
+        if problem:
+            raise BadRequest(problem, code="bad_id")
         try:
             run = self.gateway.runs.get(job_id)
         except NotFound:

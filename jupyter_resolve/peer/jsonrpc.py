@@ -8,13 +8,14 @@ artifact. Answers use the shapes of the version the method name belongs to (v1.0
 
 from __future__ import annotations
 
-import json
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from ..errors import ResolveError
 from .jobs import Job, JobManager, JobState
+from .limits import JsonBodyError, id_problem, loads
 
 Version = Literal["1.0", "0.3"]
 Op = Literal["send", "get", "cancel"]
@@ -78,9 +79,9 @@ class Call:
 def parse_call(raw: bytes) -> Call:
     """Read one JSON-RPC request; raise :class:`RpcError` for what JSON-RPC calls invalid."""
     try:
-        body = json.loads(raw or b"")
-    except ValueError as exc:
-        raise RpcError(PARSE_ERROR, f"not valid JSON ({exc})") from exc
+        body = loads(raw)
+    except JsonBodyError as exc:
+        raise RpcError(PARSE_ERROR, str(exc)) from exc
     if isinstance(body, list):
         raise RpcError(INVALID_REQUEST, "batch requests are not supported; send one at a time")
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
@@ -102,11 +103,12 @@ def parse_call(raw: bytes) -> Call:
 
 def request_id(raw: bytes) -> Any:
     """The id of a request that failed to parse, when it has one (else null)."""
-    try:
-        body = json.loads(raw or b"")
-    except ValueError:
-        return None
-    return body.get("id") if isinstance(body, dict) else None
+    body = None
+    with contextlib.suppress(JsonBodyError):
+        body = loads(raw)
+    value = body.get("id") if isinstance(body, dict) else None
+    # JSON-RPC ids are strings, numbers or null: anything else is not echoed back
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
 def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
@@ -138,6 +140,10 @@ def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
         if isinstance(metadata, dict) and isinstance(metadata.get("soul"), str):
             soul = metadata["soul"]
             break
+    if soul is not None:
+        problem = id_problem("metadata.soul", soul)
+        if problem:
+            raise RpcError(INVALID_PARAMS, problem)
     return text, soul
 
 
@@ -146,9 +152,12 @@ def task_id(params: dict[str, Any]) -> str:
     value = params.get("id")
     if value is None and isinstance(params.get("name"), str):
         value = params["name"].removeprefix("tasks/")
-    if not isinstance(value, str) or not value:
+    if value is None or value == "":
         raise RpcError(INVALID_PARAMS, "params.id: the task id is required")
-    return value
+    problem = id_problem("params.id: a task id", value)
+    if problem:
+        raise RpcError(INVALID_PARAMS, problem)
+    return str(value)
 
 
 def _part(text: str, version: Version) -> dict[str, Any]:
@@ -232,7 +241,7 @@ def _rpc_error(exc: ResolveError) -> RpcError:
         return RpcError(INVALID_PARAMS, exc.message)
     if exc.status == 404:
         return RpcError(TASK_NOT_FOUND, exc.message)
-    if exc.status == 409:
+    if exc.status in (409, 503):
         return RpcError(SERVER_ERROR, exc.message)
     return RpcError(INTERNAL_ERROR, exc.message)
 
@@ -270,6 +279,28 @@ def error(request_id: Any, exc: RpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": exc.code, "message": exc.message}}
 
 
+def http_status(response: dict[str, Any]) -> int:
+    """The HTTP status to send a response with: 400 when the body could not be read as JSON
+    (bad or too deeply nested), else 200 (JSON-RPC errors travel in the body)."""
+    err = response.get("error")
+    return 400 if isinstance(err, dict) and err.get("code") == PARSE_ERROR else 200
+
+
+def refuse(raw: bytes, exc: RpcError) -> dict[str, Any]:
+    """The response to a request that did not parse."""
+    return error(request_id(raw), exc)
+
+
+async def respond(
+    jobs: JobManager, owner: str, request: Call, *, wait: float = SEND_WAIT
+) -> dict[str, Any]:
+    """The response to a parsed request (errors included)."""
+    try:
+        return result(request.id, await call(jobs, owner, request, wait=wait))
+    except RpcError as exc:
+        return error(request.id, exc)
+
+
 async def handle(
     jobs: JobManager, owner: str, raw: bytes, *, wait: float = SEND_WAIT
 ) -> dict[str, Any]:
@@ -277,8 +308,5 @@ async def handle(
     try:
         request = parse_call(raw)
     except RpcError as exc:
-        return error(request_id(raw), exc)
-    try:
-        return result(request.id, await call(jobs, owner, request, wait=wait))
-    except RpcError as exc:
-        return error(request.id, exc)
+        return refuse(raw, exc)
+    return await respond(jobs, owner, request, wait=wait)

@@ -1,25 +1,31 @@
-"""The Agent Card (A2A v1.0 fields), built from souls and allowed tools (pure)."""
+"""The Agent Card (A2A v1.0 fields): only the skills whose tools peers are granted, and the
+security schemes (pure)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from jupyter_resolve.peer.card import build_card
 from jupyter_resolve.peer.catalogue import SoulEntry
 
 URL = "http://host:8888/base/resolve/peer/a2a"
+SOULS = [
+    SoulEntry("planner", "Plans the work. " * 20, "planner", ("read_file", "shell")),
+    SoulEntry("reader", "Reads.", "evaluator", ("read_file",)),
+    SoulEntry("talker", "Talks.", "", ()),
+    SoulEntry("anything", "Uses every allowed tool.", "tool-agent", None),
+]
+ALLOWED = ["python", "read_file"]
 
 
-def card() -> dict:  # type: ignore[type-arg]
-    souls = [
-        SoulEntry("planner", "Plans the work. " * 20, "planner", ("read_file", "shell")),
-        SoulEntry("specialist", "Does the research.", "specialist"),
-    ]
+def card(granted: list[str]) -> dict[str, Any]:
     return build_card(
-        interface_url=URL, version="1.2.3", souls=souls, tools=["python", "read_file"]
+        interface_url=URL, version="1.2.3", souls=SOULS, allowed=ALLOWED, granted=granted
     )
 
 
 def test_card_has_the_v1_fields() -> None:
-    c = card()
+    c = card([])
     for name in (
         "name",
         "description",
@@ -29,6 +35,8 @@ def test_card_has_the_v1_fields() -> None:
         "defaultOutputModes",
         "skills",
         "supportedInterfaces",
+        "securitySchemes",
+        "securityRequirements",
     ):
         assert name in c, name
     assert c["version"] == "1.2.3"
@@ -38,11 +46,35 @@ def test_card_has_the_v1_fields() -> None:
     assert {i["protocolVersion"] for i in c["supportedInterfaces"]} == {"1.0", "0.3"}
 
 
-def test_skills_come_from_souls_with_allowed_tools_as_tags() -> None:
-    planner, specialist = card()["skills"]
+def test_card_declares_the_signature_and_the_jupyter_token() -> None:
+    c = card([])
+    signature = c["securitySchemes"]["resolveSignature"]["apiKeySecurityScheme"]
+    assert signature["location"] == "header" and signature["name"] == "X-Resolve-Signature"
+    assert "v2=" in signature["description"]
+    token = c["securitySchemes"]["jupyterToken"]["httpAuthSecurityScheme"]
+    assert token["scheme"] == "Bearer"
+    # either scheme will do
+    assert [list(r["schemes"]) for r in c["securityRequirements"]] == [
+        ["resolveSignature"],
+        ["jupyterToken"],
+    ]
+
+
+def test_nothing_granted_offers_a_model_only_answer() -> None:
+    skills = card([])["skills"]
+    # the souls needing tools are not offered; a soul with none is
+    assert [s["id"] for s in skills] == ["answer", "talker"]
+    assert skills[0]["tags"] == ["answer"] and "no tools" in skills[0]["description"]
+
+
+def test_skills_are_the_souls_whose_tools_are_all_granted() -> None:
+    skills = {s["id"]: s for s in card(["read_file"])["skills"]}
+    # planner also needs shell (not allowed here, so not needed); anything needs python
+    assert set(skills) == {"answer", "planner", "reader", "talker"}
+    assert skills["answer"]["tags"] == ["answer", "read_file"]
+    planner = skills["planner"]
     assert set(planner) == {"id", "name", "description", "tags"}
-    assert planner["id"] == planner["name"] == "planner"
     assert len(planner["description"]) <= 120
-    # a soul's own tools, only where allowed; a soul without a list gets every allowed tool
     assert planner["tags"] == ["soul", "planner", "read_file"]
-    assert specialist["tags"] == ["soul", "specialist", "python", "read_file"]
+    everything = {s["id"]: s for s in card(["python", "read_file", "shell"])["skills"]}
+    assert everything["anything"]["tags"] == ["soul", "tool-agent", "python", "read_file"]

@@ -62,7 +62,7 @@ def test_soul_entries_from_a_registry_or_the_fallback() -> None:
     souls = soul_entries(registry)
     assert souls == [
         SoulEntry("a", "does a", "planner", ("python",)),
-        SoulEntry("b", "does b", "", ()),
+        SoulEntry("b", "does b", "", None),  # "*": every allowed tool
     ]
     skills = skill_entries(souls)
     assert skills == [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_resolve.peer.jsonrpc import (
     CONTENT_TYPE_NOT_SUPPORTED,
@@ -14,8 +16,11 @@ from jupyter_resolve.peer.jsonrpc import (
     PARSE_ERROR,
     UNSUPPORTED_OPERATION,
     RpcError,
+    http_status,
     message_text,
     parse_call,
+    refuse,
+    request_id,
     task_id,
 )
 
@@ -82,3 +87,58 @@ def test_task_id_by_id_or_name() -> None:
     assert task_id({"name": "tasks/job-2"}) == "job-2"
     with pytest.raises(RpcError):
         task_id({})
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["j" * 300, "../runs/x", ".hidden", "a/b", "a\nb", "job-1\n", "", 5, ["job-1"], {"id": 1}],
+)
+def test_a_task_id_is_an_id_or_invalid_params(value: object) -> None:
+    with pytest.raises(RpcError) as info:
+        task_id({"id": value})
+    assert info.value.code == INVALID_PARAMS
+    assert len(info.value.message) < 300  # the message never echoes a huge id whole
+
+
+def test_a_soul_name_is_an_id() -> None:
+    message = {"parts": [{"text": "x"}], "metadata": {"soul": "s" * 300}}
+    with pytest.raises(RpcError) as info:
+        message_text({"message": message})
+    assert info.value.code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("depth", [65, 1000, 100_000])
+def test_deeply_nested_json_is_a_parse_error(depth: int) -> None:
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"x": '
+    body += b"[" * depth + b"]" * depth + b"}}"
+    with pytest.raises(RpcError) as info:
+        parse_call(body)
+    assert info.value.code == PARSE_ERROR and "nested deeper" in info.value.message
+    # the id is not read back out of a body that did not parse
+    assert request_id(body) is None
+
+
+def test_parse_errors_are_http_400_other_errors_200() -> None:
+    assert http_status(refuse(b"[" * 5000, RpcError(PARSE_ERROR, "x"))) == 400
+    assert http_status(refuse(b"{}", RpcError(INVALID_REQUEST, "x"))) == 200
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+        max_leaves=50,
+    )
+    | st.text().map(lambda t: {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": t}})
+)
+def test_any_body_parses_or_is_an_rpc_error(value: object) -> None:
+    raw = json.dumps(value).encode()
+    try:
+        call = parse_call(raw)
+    except RpcError:
+        return
+    try:
+        task_id(call.params)
+    except RpcError as exc:
+        assert exc.code == INVALID_PARAMS

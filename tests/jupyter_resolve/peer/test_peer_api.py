@@ -8,76 +8,40 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from jupyter_resolve.peer.signing import signed_headers
 from tests.conftest import Server
-
-SECRET = "alpha-shared-secret-0123456789"
-PEERS = {"alpha": SECRET, "beta": "beta-shared-secret-9876543210"}
+from tests.jupyter_resolve.peer.peerclient import (
+    PEERS,
+    READ_TOOLS,
+    SECRET,
+    decide_pending,
+    invoke,
+    poll_status,
+    rpc,
+    signed_post,
+)
 
 
 @pytest.fixture
 def resolve_config() -> dict[str, Any]:
-    return {"peer_secrets": PEERS, "peer_max_jobs": 2}
+    # web_fetch asks a person first, so a job that calls it is running until decided
+    return {
+        "peer_secrets": PEERS,
+        "peer_max_jobs": 2,
+        "peer_tools": {"alpha": [*READ_TOOLS, "web_fetch"], "beta": ["web_fetch"]},
+    }
 
 
-async def signed_post(
-    server: Server,
-    path: str,
-    body: Any,
-    *,
-    peer: str = "alpha",
-    secret: str | None = None,
-    now: float | None = None,
-    nonce: str | None = None,
-    extra: dict[str, str] | None = None,
-) -> httpx.Response:
-    """POST ``body`` signed as ``peer``, with no Jupyter token and no XSRF cookie."""
-    raw = json.dumps(body).encode()
-    headers = signed_headers(peer, secret or PEERS.get(peer, "x"), raw, now=now, nonce=nonce)
-    async with server.client() as client:
-        return await client.post(path, content=raw, headers={**headers, **(extra or {})})
-
-
-async def invoke(server: Server, tool: str, arguments: Any = None, **kw: Any) -> httpx.Response:
-    body = {"tool": tool, "arguments": arguments or {}}
-    return await signed_post(server, "/resolve/peer/invoke", body, **kw)
-
-
-async def rpc(server: Server, method: str, params: Any, **kw: Any) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    response = await signed_post(server, "/resolve/peer/a2a", body, **kw)
-    assert response.status_code == 200, response.text
-    reply: dict[str, Any] = response.json()
-    return reply
-
-
-def slow_script(tmp_path: Path, seconds: float = 1.0, answer: str = "Done.") -> Path:
-    script = tmp_path / "slow.jsonl"
+def waiting_script(tmp_path: Path, answer: str = "Done.") -> Path:
+    """A job that waits for a person's decision on a web_fetch, then answers."""
+    script = tmp_path / "waiting.jsonl"
     turns = [
-        {
-            "content": "",
-            "tool_calls": [
-                {"name": "python", "arguments": {"code": f"import time; time.sleep({seconds})"}}
-            ],
-        },
+        {"content": "", "tool_calls": [{"name": "web_fetch", "arguments": {"url": "http://x/"}}]},
         {"content": answer},
     ]
     script.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
     return script
-
-
-async def poll_status(server: Server, job_id: str, peer: str = "alpha") -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        status: dict[str, Any] = (
-            await invoke(server, "exec.status", {"job_id": job_id}, peer=peer)
-        ).json()
-        if status.get("state") != "running" or time.monotonic() > deadline:
-            return status
-        await asyncio.sleep(0.1)
 
 
 async def test_card_fields_and_url_under_base_url(server: Server, jp_base_url: str) -> None:
@@ -101,7 +65,9 @@ async def test_card_fields_and_url_under_base_url(server: Server, jp_base_url: s
     assert jp_base_url.rstrip("/") in interface["url"]
     assert interface["protocolBinding"] == "JSONRPC" and interface["protocolVersion"] == "1.0"
     names = [s["name"] for s in card["skills"]]
-    assert {"planner", "specialist", "evaluator", "tool-agent"} <= set(names)
+    # only the skills whose tools some peer is granted: read-only souls, not python or "*" ones
+    assert {"answer", "planner", "evaluator", "code-review"} <= set(names)
+    assert not {"specialist", "data-analysis", "tool-agent"} & set(names)
     for skill in card["skills"]:
         assert {"id", "name", "description", "tags"} <= set(skill)
         assert len(skill["description"]) <= 120 and skill["tags"]
@@ -129,6 +95,7 @@ async def test_refused_requests_execute_nothing(server: Server, gateway: Any) ->
         assert response.status_code == 401, case
         assert response.json()["ok"] is False, case
     assert len(gateway.runs.runs) == runs_before
+    assert "used before" not in json.dumps([r.json() for r in cases.values()])
     # a replayed request: the first is served, the same nonce again is refused
     first = await invoke(server, "resolve.tools", nonce="nonce-replay-0001")
     assert first.status_code == 200
@@ -156,9 +123,13 @@ async def test_catalogue_has_no_parameter_schemas(server: Server, gateway: Any) 
     schema.description = f"Leaky: reads /home/ana/.netrc with {SECRET}. " + schema.description
     tools = (await invoke(server, "resolve.tools")).json()
     assert tools["ok"] is True
+    # only the tools granted to this peer, in the allow list's order
+    granted = {*READ_TOOLS, "web_fetch"}
     assert [t["name"] for t in tools["tools"]] == [
-        t["function"]["name"] for t in gateway.tool_specs()
+        t["function"]["name"] for t in gateway.tool_specs() if t["function"]["name"] in granted
     ]
+    beta = (await invoke(server, "resolve.tools", peer="beta")).json()
+    assert [t["name"] for t in beta["tools"]] == ["web_fetch"]
     for entry in tools["tools"]:
         assert set(entry) == {"name", "description"}
         assert len(entry["description"]) <= 120
@@ -167,6 +138,10 @@ async def test_catalogue_has_no_parameter_schemas(server: Server, gateway: Any) 
         assert leak not in text, leak
     skills = (await invoke(server, "resolve.skills")).json()
     assert skills["ok"] is True and skills["skills"]
+    names = {entry["name"] for entry in skills["skills"]}
+    assert {"answer", "planner"} <= names and "specialist" not in names
+    beta_skills = (await invoke(server, "resolve.skills", peer="beta")).json()["skills"]
+    assert "planner" not in {entry["name"] for entry in beta_skills}
     for entry in skills["skills"]:
         assert set(entry) == {"name", "description"} and len(entry["description"]) <= 120
 
@@ -192,15 +167,17 @@ async def test_job_goes_from_running_to_succeeded(
 ) -> None:
     from jupyter_resolve.providers import ScriptedProvider
 
-    gateway.provider = ScriptedProvider(slow_script(tmp_path))
+    gateway.provider = ScriptedProvider(waiting_script(tmp_path))
     submitted = (await invoke(server, "exec.submit", {"prompt": "compute something"})).json()
     assert submitted["ok"] is True and submitted["job_id"]
     job_id = submitted["job_id"]
     running = (await invoke(server, "exec.status", {"job_id": job_id})).json()
     assert running == {"ok": True, "job_id": job_id, "state": "running"}
     # another peer cannot see it
-    other = (await invoke(server, "exec.status", {"job_id": job_id}, peer="beta")).json()
-    assert other["ok"] is False and "no job" in other["error"]
+    other = await invoke(server, "exec.status", {"job_id": job_id}, peer="beta")
+    assert other.status_code == 404
+    assert other.json()["ok"] is False and "no job" in other.json()["error"]
+    await decide_pending(server, gateway, job_id)
     done = await poll_status(server, job_id)
     assert done["state"] == "succeeded", done
     assert done["answer"] == "Done."
@@ -216,41 +193,42 @@ async def test_job_goes_from_running_to_succeeded(
     del gateway.runs.runs[run_id]
     again = (await invoke(server, "exec.status", {"job_id": job_id})).json()
     assert again["state"] == "succeeded" and again["answer"] == "Done."
-    assert (await invoke(server, "exec.status", {"job_id": job_id}, peer="beta")).json()[
-        "ok"
-    ] is False
+    assert (await invoke(server, "exec.status", {"job_id": job_id}, peer="beta")).status_code == 404
 
 
 async def test_bad_arguments_and_unknown_soul_start_nothing(server: Server, gateway: Any) -> None:
     runs_before = len(gateway.runs.runs)
-    missing = (await invoke(server, "exec.submit", {})).json()
-    assert missing["ok"] is False and "prompt" in missing["error"]
-    extra = (await invoke(server, "exec.submit", {"prompt": "x", "path": "/etc"})).json()
-    assert extra["ok"] is False
-    soul = (await invoke(server, "exec.submit", {"prompt": "x", "soul": "no-such-soul"})).json()
-    assert soul["ok"] is False and "no-such-soul" in soul["error"]
+    missing = await invoke(server, "exec.submit", {})
+    assert missing.status_code == 400
+    assert missing.json()["ok"] is False and "prompt" in missing.json()["error"]
+    extra = await invoke(server, "exec.submit", {"prompt": "x", "path": "/etc"})
+    assert extra.status_code == 400 and extra.json()["ok"] is False
+    soul = await invoke(server, "exec.submit", {"prompt": "x", "soul": "no-such-soul"})
+    assert soul.status_code == 400
+    assert soul.json()["ok"] is False and "no-such-soul" in soul.json()["error"]
     assert len(gateway.runs.runs) == runs_before
 
 
 async def test_jobs_are_bounded_per_peer(server: Server, gateway: Any, tmp_path: Path) -> None:
     from jupyter_resolve.providers import ScriptedProvider
 
-    gateway.provider = ScriptedProvider(slow_script(tmp_path, seconds=3))
+    gateway.provider = ScriptedProvider(waiting_script(tmp_path))
     ids = []
     for _ in range(2):
         submitted = (await invoke(server, "exec.submit", {"prompt": "slow"})).json()
         assert submitted["ok"] is True
         ids.append(submitted["job_id"])
-    third = (await invoke(server, "exec.submit", {"prompt": "slow"})).json()
+    third_response = await invoke(server, "exec.submit", {"prompt": "slow"})
+    assert third_response.status_code == 409
+    third = third_response.json()
     assert third["ok"] is False and third["code"] == "too_many_jobs"
     assert "peer_max_jobs" in third["error"]
     # the bound is per peer
     beta = (await invoke(server, "exec.submit", {"prompt": "slow"}, peer="beta")).json()
     assert beta["ok"] is True
-    # cancelling one over JSON-RPC frees a place
-    cancelled = await rpc(server, "CancelTask", {"id": ids[0]})
-    assert cancelled["result"]["status"]["state"] == "TASK_STATE_CANCELED"
-    assert (await poll_status(server, ids[0]))["state"] == "cancelled"
+    # one that ends frees a place (a person decides its pending call)
+    await decide_pending(server, gateway, ids[0])
+    assert (await poll_status(server, ids[0]))["state"] == "succeeded"
     fourth = (await invoke(server, "exec.submit", {"prompt": "slow"})).json()
     assert fourth["ok"] is True
 

@@ -29,7 +29,9 @@ async def test_signed_peer_needs_no_login(server: Server, jp_serverapp: Any) -> 
         card = await client.get("/resolve/.well-known/agent-card.json")
         assert card.status_code == 200
         invoked = await client.post(
-            "/resolve/peer/invoke", content=raw, headers=signed_headers("gamma", SECRET, raw)
+            "/resolve/peer/invoke",
+            content=raw,
+            headers=signed_headers("gamma", SECRET, raw, url=server.base + "/resolve/peer/invoke"),
         )
         assert invoked.status_code == 200 and invoked.json()["ok"] is True
         # the rest of the API still wants a login
