@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 
 from .client import ClientError, Connection, ResolveClient
 from .render import MarkdownStream
+from .safe_html import code_span, escape_markdown, markdown_html
 from .view_model import ResolveResult, RunView
 
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay")
@@ -98,20 +99,41 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(replace, prompt)
 
 
-def show_markdown(text: str) -> None:
-    """Markdown for notebooks, the same text for terminals and plain-text conversions."""
+def show_markdown(markdown: str, plain: str | None = None) -> None:
+    """Markdown for notebooks, rendered and sanitized here (a notebook renders this output as
+    trusted), and plain text for terminals and plain-text conversions."""
     from IPython.display import display
 
-    display({"text/markdown": text, "text/plain": text}, raw=True)  # type: ignore[no-untyped-call]
+    bundle = {
+        "text/html": markdown_html(markdown),
+        "text/plain": markdown if plain is None else plain,
+    }
+    display(bundle, raw=True)  # type: ignore[no-untyped-call]
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    def cell(value: str) -> str:
-        return value.replace("|", "\\|").replace("\n", " ")
+def _plain_cell(value: str) -> str:
+    flat = " ".join(value.split()).replace("|", "\\|")
+    return "".join(c for c in flat if c >= " " and c != "\x7f")
 
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+
+def _table(rows: list[list[str]], header: list[str], code: int = 0) -> tuple[str, str]:
+    """A table as (Markdown, plain text). Cells hold server text (a run's prompt may be a
+    peer's): each is escaped, the first ``code`` columns as code spans, the rest as text."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |"
+
+    rule = "|" + " --- |" * len(header)
+    markdown = [line([escape_markdown(h) for h in header]), rule]
+    plain = [line(header), rule]
+    for row in rows:
+        cells = [code_span(v) if i < code else escape_markdown(v) for i, v in enumerate(row)]
+        # a code span ends a table cell at an unescaped "|" all the same
+        markdown.append(
+            line([c.replace("|", "\\|") if i < code else c for i, c in enumerate(cells)])
+        )
+        plain.append(line([_plain_cell(v) for v in row]))
+    return "\n".join(markdown), "\n".join(plain)
 
 
 @magics_class
@@ -123,6 +145,7 @@ class ResolveMagics(Magics):
         self.session_id: str | None = None
         self.last_run_id: str | None = None
         self._client: ResolveClient | None = None
+        self._remote_images: dict[Connection, bool] = {}
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -143,6 +166,20 @@ class ResolveMagics(Magics):
                 self._client.close()
             self._client = ResolveClient(connection)
         return self._client
+
+    def allow_remote_images(self, client: ResolveClient) -> bool:
+        """``c.Resolve.allow_remote_images`` of the server, asked once per connection; off
+        when the server does not say (an older server) or cannot be asked."""
+        known = self._remote_images.get(client.connection)
+        if known is None:
+            try:
+                health = client.get_json("resolve/api/health")
+            except (ClientError, ValueError):
+                return False
+            known = self._remote_images[client.connection] = (
+                isinstance(health, dict) and health.get("allow_remote_images") is True
+            )
+        return known
 
     def widgets_available(self) -> bool:
         """Widgets render in a kernel with a frontend; terminals get Markdown."""
@@ -238,7 +275,7 @@ class ResolveMagics(Magics):
         if self.widgets_available():
             from .widgets import WidgetView
 
-            ui = WidgetView(decide)
+            ui = WidgetView(decide, allow_remote_images=self.allow_remote_images(client))
         else:
             ui = MarkdownStream(decide=decide, ask=builtins.input)
         started = time.monotonic()
@@ -326,10 +363,15 @@ class ResolveMagics(Magics):
         except ClientError as exc:
             raise UsageError(f"%resolve promote: {exc.message}") from None
         self.namespace["_resolve_artifact"] = manifest
+        title = str(manifest.get("title") or body.get("label") or body.get("file"))
+        media = str(manifest.get("media_type"))
+        sha = str(manifest.get("sha256", ""))[:12] + "…"
         show_markdown(
-            f"Promoted **{manifest.get('title') or body.get('label') or body.get('file')}** as "
-            f"artifact `{manifest.get('id')}` ({manifest.get('media_type')}, "
-            f"{manifest.get('size')} bytes, sha256 `{str(manifest.get('sha256', ''))[:12]}…`)."
+            f"Promoted **{escape_markdown(title)}** as artifact "
+            f"{code_span(str(manifest.get('id')))} ({escape_markdown(media)}, "
+            f"{escape_markdown(str(manifest.get('size')))} bytes, sha256 {code_span(sha)}).",
+            f"Promoted {title} as artifact {manifest.get('id')} ({media}, "
+            f"{manifest.get('size')} bytes, sha256 {sha}).",
         )
 
     def _tools(self, client: ResolveClient) -> None:
@@ -339,10 +381,10 @@ class ResolveMagics(Magics):
             function = tool.get("function", tool)
             description = str(function.get("description", ""))
             first = description.split(". ", 1)[0].rstrip(".")
-            rows.append([f"`{function.get('name', '')}`", first + "."])
-        show_markdown(
-            f"**{len(rows)} tools** the agent can use\n\n" + _table(rows, ["tool", "what"])
-        )
+            rows.append([str(function.get("name", "")), first + "."])
+        markdown, plain = _table(rows, ["tool", "what"], code=1)
+        intro = f"{len(rows)} tools the agent can use\n\n"
+        show_markdown(f"**{intro.strip()}**\n\n{markdown}", intro + plain)
 
     def _souls(self, client: ResolveClient) -> None:
         try:
@@ -358,48 +400,59 @@ class ResolveMagics(Magics):
             if isinstance(soul, dict):
                 rows.append(
                     [
-                        f"`{soul.get('name', '')}`",
+                        str(soul.get("name", "")),
                         str(soul.get("role", "")),
                         str(soul.get("description", "")),
                     ]
                 )
-        show_markdown(_table(rows, ["soul", "role", "description"]))
+        show_markdown(*_table(rows, ["soul", "role", "description"], code=1))
 
     def _runs(self, client: ResolveClient) -> None:
         runs = client.get_json("resolve/api/runs").get("runs", [])
         rows = []
         for run in runs:
             mine = " ←" if run.get("session_id") == self.session_id else ""
-            started = time.strftime("%H:%M:%S", time.localtime(float(run.get("started_at", 0))))
+            try:
+                at = time.localtime(float(run.get("started_at") or 0))
+            except (TypeError, ValueError, OverflowError, OSError):
+                at = time.localtime(0)
             prompt = " ".join(str(run.get("prompt") or "").split())
             rows.append(
                 [
-                    f"`{run.get('run_id', '')}`{mine}",
-                    str(run.get("session_id", "")),
-                    started,
+                    str(run.get("run_id", "")),
+                    str(run.get("session_id", "")) + mine,
+                    time.strftime("%H:%M:%S", at),
                     str(run.get("reason") or run.get("status", "")),
                     prompt if len(prompt) <= 60 else prompt[:59] + "…",
                 ]
             )
         note = "\n\n← this kernel's session" if self.session_id else ""
-        show_markdown(_table(rows, ["run", "session", "started", "state", "asked"]) + note)
+        markdown, plain = _table(rows, ["run", "session", "started", "state", "asked"], code=1)
+        show_markdown(markdown + note, plain + note)
 
     def _status(self, client: ResolveClient) -> None:
         health = client.get_json("resolve/api/health")
         runtime = health.get("runtime", {})
         provider = health.get("provider", {})
-        lines = [
-            f"**jupyter-resolve** {health.get('version', '')} at {client.connection.url} — "
-            + ("ok" if health.get("ok") else "**not ok**"),
-            f"- runtime: {runtime.get('state', '?')}",
-            f"- provider: {provider.get('name', '?')} ({provider.get('model', '')})",
-            f"- live runs: {health.get('runs', {}).get('live', 0)}",
-            f"- this kernel's session: {self.session_id or '(none yet)'}; "
-            f"last run: {self.last_run_id or '(none yet)'}",
-        ]
-        if health.get("drift"):
-            lines.append(f"- tool-list drift: {'; '.join(health['drift'])}")
-        show_markdown("\n".join(lines))
+        session = self.session_id or "(none yet)"
+        last = self.last_run_id or "(none yet)"
+
+        def lines(e: Callable[[str], str]) -> str:
+            # e escapes the server's text for Markdown (a drift line may name an MCP tool)
+            out = [
+                f"**jupyter-resolve** {e(str(health.get('version', '')))} at "
+                f"{e(client.connection.url)} — " + ("ok" if health.get("ok") else "**not ok**"),
+                f"- runtime: {e(str(runtime.get('state', '?')))}",
+                f"- provider: {e(str(provider.get('name', '?')))} "
+                f"({e(str(provider.get('model', '')))})",
+                f"- live runs: {e(str(health.get('runs', {}).get('live', 0)))}",
+                f"- this kernel's session: {e(session)}; last run: {e(last)}",
+            ]
+            if health.get("drift"):
+                out.append(f"- tool-list drift: {e('; '.join(map(str, health['drift'])))}")
+            return "\n".join(out)
+
+        show_markdown(lines(escape_markdown), lines(str))
 
     def _cancel(self, client: ResolveClient, run_id: str | None = None) -> None:
         run_id = run_id or self.last_run_id
@@ -407,6 +460,9 @@ class ResolveMagics(Magics):
             raise UsageError("%resolve cancel RUN: no run yet in this kernel; name one")
         answer = client.cancel(run_id)
         run = answer.get("run", {}) if isinstance(answer, dict) else {}
+        status, reason = str(run.get("status", "?")), str(run.get("reason"))
         show_markdown(
-            f"Cancel sent for `{run_id}` (now {run.get('status', '?')}, {run.get('reason')})."
+            f"Cancel sent for {code_span(run_id)} (now {escape_markdown(status)}, "
+            f"{escape_markdown(reason)}).",
+            f"Cancel sent for {run_id} (now {status}, {reason}).",
         )

@@ -83,7 +83,7 @@ class MarkdownStream:
         if card.status == "waiting":
             self._out(f"*{card.name} is waiting for approval.*\n")
             self._ask(view, card)
-        elif card.status in ("ok", "error", "denied", "interrupted"):
+        elif card.finished:
             self._out(f"→ {card.status_text()}\n")
             if card.output:
                 self._out(_fence(card.output) + "\n")

@@ -13,6 +13,29 @@ from typing import Any, Literal
 Part = Literal["header", "text", "reasoning", "tool", "error", "footer"]
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
+# Where a tool call stands, and the words shown for it: the same table as the panel's
+# (labextension/src/run.ts); tests/fixtures/runs/expected.json holds both clients to it.
+STATUS_LABELS = {
+    "requested": "requested",
+    "waiting": "waiting for approval",
+    "approved": "approved",
+    "running": "running…",
+    "done": "done",
+    "error": "failed",
+    "denied": "denied",
+    "cancelled": "cancelled",
+    "interrupted": "interrupted",
+}
+OPEN = ("requested", "waiting", "approved", "running")
+# A run stopped on purpose (a person's cancel, a used-up budget) cancels the calls it cut off;
+# one that ended any other way (the runtime died, the server stopped) interrupted them.
+CANCELLING = ("cancelled", "budget")
+
+
+def close_status(reason: str) -> str:
+    """What a call still open when its run ended ``reason`` becomes."""
+    return "cancelled" if reason in CANCELLING else "interrupted"
+
 
 @dataclass
 class ToolCard:
@@ -21,7 +44,7 @@ class ToolCard:
     call_id: str
     name: str
     arguments: Any = None
-    status: str = "requested"  # requested · waiting · approved · denied · running · ok · error
+    status: str = "requested"  # a key of STATUS_LABELS
     output: str = ""
     mime: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
@@ -30,6 +53,14 @@ class ToolCard:
     @property
     def waiting(self) -> bool:
         return self.status == "waiting"
+
+    @property
+    def finished(self) -> bool:
+        return self.status not in OPEN
+
+    @property
+    def label(self) -> str:
+        return STATUS_LABELS.get(self.status, self.status)
 
     @property
     def images(self) -> dict[str, Any]:
@@ -45,18 +76,9 @@ class ToolCard:
         return json.dumps(args, indent=2, ensure_ascii=False)
 
     def status_text(self) -> str:
-        took = f" in {self.ms} ms" if self.ms is not None else ""
-        words = {
-            "requested": "requested",
-            "waiting": "waiting for approval",
-            "approved": "approved",
-            "denied": "denied",
-            "running": "running…",
-            "ok": f"done{took}",
-            "error": f"failed{took}",
-            "interrupted": "did not finish",
-        }
-        return words.get(self.status, self.status)
+        """The label, with the time taken once the call ran (``done in 12 ms``)."""
+        ran = self.status in ("done", "error") and self.ms is not None
+        return f"{self.label} in {self.ms} ms" if ran else self.label
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,7 +86,7 @@ class ToolCard:
             "name": self.name,
             "arguments": self.arguments,
             "status": self.status,
-            "ok": self.status == "ok" if self.status in ("ok", "error") else None,
+            "ok": {"done": True, "error": False, "denied": False}.get(self.status),
             "output": self.output,
             "mime": self.mime or None,
             "truncated": self.truncated,
@@ -168,19 +190,25 @@ class RunView:
             self.completion_tokens += int(data.get("completion_tokens") or 0)
             return "footer", ""
         if kind == "run.error":
-            self.errors.append(f"{data.get('code', 'error')}: {data.get('message', '')}")
+            code, message = data.get("code"), str(data.get("message", ""))
+            self.errors.append(f"{code}: {message}" if code else message)
             return "error", ""
         if kind == "run.completed":
             self.reason = str(data.get("reason", "stop"))
             rounds = data.get("rounds")
             self.rounds = rounds if isinstance(rounds, int) else None
             summary = data.get("summary")
+            if isinstance(summary, str):  # as the panel reads it too
+                summary = {"text": summary}
             self.summary = summary if isinstance(summary, dict) else None
-            for card in self.tools.values():
-                if card.status in ("requested", "waiting", "approved", "running"):
-                    card.status = "interrupted"
+            self._close_calls(self.reason)
             return "footer", ""
         return "footer", ""
+
+    def _close_calls(self, reason: str) -> None:
+        for card in self.tools.values():
+            if not card.finished:
+                card.status = close_status(reason)
 
     def _apply_task(self, kind: str, data: dict[str, Any]) -> tuple[Part, str]:
         """A task's stream: child runs in turn, each event tagged with its role."""
@@ -190,17 +218,23 @@ class RunView:
             self.run_id = str(data.get("run_id", ""))
             self.model = str(data.get("model", self.model))
             self.soul = self.role
+            budget = data.get("budget")
+            if isinstance(budget, dict) and isinstance(budget.get("rounds"), int):
+                self.budget = (self.budget or 0) + budget["rounds"] or None
             self.blocks.append(TextBlock(f"**{self.role or 'agent'}**\n\n"))
             return "text", str(len(self.blocks) - 1)
         if kind == "run.completed":
+            # A step ended: its calls still open end with it; the task goes on.
             rounds = data.get("rounds")
             self.rounds = (self.rounds or 0) + (rounds if isinstance(rounds, int) else 0)
+            summary = data.get("summary")
+            if isinstance(summary, dict) and summary.get("text"):
+                self.summary = summary
+            self._close_calls(str(data.get("reason", "")))
             return "footer", ""
         if kind == "task.completed":
             self.reason = str(data.get("reason", "stop"))
-            for card in self.tools.values():
-                if card.status in ("requested", "waiting", "approved", "running"):
-                    card.status = "interrupted"
+            self._close_calls(self.reason)
             return "footer", ""
         return self._fold(kind, data)
 
@@ -212,11 +246,14 @@ class RunView:
         elif kind == "tool.approval":
             if card.arguments is None:
                 card.arguments = data.get("arguments")
-            card.status = str(data.get("state", "waiting"))
+            state = data.get("state")
+            card.status = state if state in ("waiting", "approved", "denied") else card.status
         elif kind == "tool.started":
             card.status = "running"
         elif kind == "tool.completed":
-            card.status = "ok" if data.get("ok") else "error"
+            # A denied call's result only tells the model so: the card stays denied.
+            if card.status != "denied":
+                card.status = "done" if data.get("ok") else "error"
             card.output = str(data.get("output", ""))
             mime = data.get("mime")
             card.mime = dict(mime) if isinstance(mime, dict) else {}

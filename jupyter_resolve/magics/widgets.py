@@ -4,6 +4,9 @@ Answer text is Markdown, re-rendered in place as it arrives (throttled); reasoni
 collapsed Accordion; every tool call is a card (name, arguments, status, output, images) with
 Approve/Deny buttons while it waits for a person; a footer shows rounds, tokens and elapsed time.
 The display also carries the run as Markdown, for frontends that cannot render widgets.
+
+Everything shown passes through :mod:`.safe_html` first: the Output widget renders as trusted,
+so model, tool and run-log content is sanitized (or escaped) before it gets there.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .render import Decide
+from .safe_html import markdown_block, markdown_html, tool_bundle
 from .view_model import Part, RunView, TextBlock, ToolCard, to_markdown
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -32,7 +36,14 @@ def _display_data(data: dict[str, Any]) -> dict[str, Any]:
 class _Card:
     """The widgets of one tool card."""
 
-    def __init__(self, w: Any, card: ToolCard, decide: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        w: Any,
+        card: ToolCard,
+        decide: Callable[[str, str], None],
+        allow_remote_images: bool = False,
+    ) -> None:
+        self.allow_remote_images = allow_remote_images
         self.title = w.HTML()
         self.arguments = w.HTML(_pre(card.arguments_text(), "font-size: 90%;"))
         self.output = w.Output()
@@ -55,7 +66,7 @@ class _Card:
         if state == self.shown:
             return
         self.shown = state
-        colour = {"ok": "#2a7", "error": "#c33", "denied": "#c33", "waiting": "#d80"}
+        colour = {"done": "#2a7", "error": "#c33", "denied": "#c33", "waiting": "#d80"}
         self.title.value = (
             f"<b>🔧 {html.escape(card.name)}</b> "
             f'<span style="color: {colour.get(card.status, "#777")}">'
@@ -68,7 +79,7 @@ class _Card:
         if card.output:
             text = card.output + ("\n(output truncated)" if card.truncated else "")
             outputs.append(_display_data({"text/plain": text}))
-        rich = {k: v for k, v in card.mime.items() if k != "text/plain"}
+        rich = tool_bundle(card.mime, allow_remote_images=self.allow_remote_images)
         if rich:
             outputs.append(_display_data(rich))
         self.output.outputs = tuple(outputs)
@@ -77,11 +88,12 @@ class _Card:
 class WidgetView:
     """A live view of one run; call :meth:`update` after every folded event."""
 
-    def __init__(self, decide: Decide | None = None) -> None:
+    def __init__(self, decide: Decide | None = None, *, allow_remote_images: bool = False) -> None:
         import ipywidgets as w  # type: ignore[import-untyped]
 
         self._w = w
         self._decide = decide
+        self.allow_remote_images = allow_remote_images
         self.header = w.HTML()
         self.reasoning_text = w.HTML()
         self.reasoning = w.Accordion(children=[self.reasoning_text])
@@ -104,12 +116,19 @@ class WidgetView:
         self._handle = display(self._bundle(""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
     def _bundle(self, markdown: str) -> dict[str, Any]:
+        """The widget, and the run for frontends without widgets: sanitized HTML, the same as a
+        Markdown document (nbconvert, readers of text/markdown), and the Markdown source as
+        plain text (shown as text, never rendered)."""
         plain = markdown or "jupyter-resolve run (a live widget view)"
-        return {
+        bundle: dict[str, Any] = {
             WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id},
             "text/plain": plain,
-            **({"text/markdown": markdown} if markdown else {}),
         }
+        if markdown:
+            safe = markdown_html(markdown, allow_remote_images=self.allow_remote_images)
+            bundle["text/html"] = safe
+            bundle["text/markdown"] = markdown_block(safe)
+        return bundle
 
     def _on_decision(self, run_id: str) -> Callable[[str, str], None]:
         def decide(call_id: str, decision: str) -> None:
@@ -170,13 +189,14 @@ class WidgetView:
         if length == len(block.text) or (not force and now - at < TEXT_INTERVAL):
             return
         self._rendered[index] = (len(block.text), now)
-        out.outputs = (_display_data({"text/markdown": block.text, "text/plain": block.text}),)
+        safe = markdown_html(block.text, allow_remote_images=self.allow_remote_images)
+        out.outputs = (_display_data({"text/html": safe, "text/plain": block.text}),)
 
     def _card(self, view: RunView, card: ToolCard) -> None:
         widgets = self.cards.get(card.call_id)
         if widgets is None:
             widgets = self.cards[card.call_id] = _Card(
-                self._w, card, self._on_decision(view.run_id)
+                self._w, card, self._on_decision(view.run_id), self.allow_remote_images
             )
             self.timeline.children = (*self.timeline.children, widgets.box)
         widgets.render(card)

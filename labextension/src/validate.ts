@@ -167,12 +167,37 @@ export function validateRuns(body: unknown): IRunInfo[] {
     }));
 }
 
+/** Whether agent code runs under the sandbox, as `/resolve/api/health` says. */
+export interface ISandbox {
+  readonly kind: 'bwrap' | 'none';
+  /** `sandboxed` or `unsandboxed: agent code runs as you`. */
+  readonly label: string;
+}
+
 /** What the panel needs of `GET resolve/api/health`. */
 export interface IHealth {
   readonly ok: boolean;
   readonly providerName: string;
   readonly model: string;
   readonly problems: string[];
+  /** `c.Resolve.allow_remote_images`; false unless the server says true. */
+  readonly allowRemoteImages: boolean;
+  /** null from a server that does not say (older servers) or says something else. */
+  readonly sandbox: ISandbox | null;
+}
+
+const SANDBOX_LABELS: { readonly [kind in ISandbox['kind']]: string } = {
+  bwrap: 'sandboxed',
+  none: 'unsandboxed: agent code runs as you'
+};
+
+function validateSandbox(value: unknown): ISandbox | null {
+  if (!isObject(value) || (value.kind !== 'bwrap' && value.kind !== 'none')) {
+    return null;
+  }
+  // the label follows the kind (the two the contract names), so the header never shows
+  // "sandboxed" for a server that said kind "none"
+  return { kind: value.kind, label: SANDBOX_LABELS[value.kind] };
 }
 
 /** Check `GET resolve/api/health`. */
@@ -191,7 +216,9 @@ export function validateHealth(body: unknown): IHealth {
     ok: body.ok === true,
     providerName: String(provider.name ?? 'unknown'),
     model: String(provider.model ?? ''),
-    problems
+    problems,
+    allowRemoteImages: body.allow_remote_images === true,
+    sandbox: validateSandbox(body.sandbox)
   };
 }
 

@@ -6,3 +6,4 @@ const built = '../../labextension/build/pure/';
 export const run = require(built + 'run.js');
 export const sseParser = require(built + 'sse-parser.js');
 export const validate = require(built + 'validate.js');
+export const media = require(built + 'media.js');

@@ -50,6 +50,23 @@ test('health names the provider and any drift', () => {
   assert.throws(() => V.validateHealth(null), /health/);
 });
 
+test('health: remote images only when the server says true; the sandbox label by its kind', () => {
+  const older = V.validateHealth({ ok: true, provider: { name: 'scripted' } });
+  assert.equal(older.allowRemoteImages, false);
+  assert.equal(older.sandbox, null); // an older server: no label, no error
+  assert.equal(V.validateHealth({ allow_remote_images: 'yes' }).allowRemoteImages, false);
+  assert.equal(V.validateHealth({ allow_remote_images: true }).allowRemoteImages, true);
+  const none = V.validateHealth({ sandbox: { kind: 'none', label: 'unsandboxed: agent code runs as you' } });
+  assert.deepEqual(none.sandbox, { kind: 'none', label: 'unsandboxed: agent code runs as you' });
+  const bwrap = V.validateHealth({ sandbox: { kind: 'bwrap', label: 'sandboxed' } });
+  assert.deepEqual(bwrap.sandbox, { kind: 'bwrap', label: 'sandboxed' });
+  // a label that does not match its kind is not believed; an unknown kind shows nothing
+  assert.equal(V.validateHealth({ sandbox: { kind: 'none', label: 'sandboxed' } }).sandbox.label,
+    'unsandboxed: agent code runs as you');
+  assert.equal(V.validateHealth({ sandbox: { kind: 'docker', label: 'sandboxed' } }).sandbox, null);
+  assert.equal(V.validateHealth({ sandbox: 'bwrap' }).sandbox, null);
+});
+
 test('souls and artifacts keep the entries with names or ids', () => {
   assert.deepEqual(V.validateSouls({ souls: [{ name: 'planner', role: 'plan' }, { role: 'x' }] }), [
     { name: 'planner', role: 'plan', description: '' }

@@ -2,6 +2,7 @@
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
 import * as React from 'react';
+import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
@@ -23,6 +24,25 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
       <span className="jp-resolve-model" title="The model answering">
         {model.modelLabel}
       </span>
+      {model.health?.sandbox && (
+        <span
+          className={`jp-resolve-sandbox jp-mod-${model.health.sandbox.kind}`}
+          style={{
+            fontSize: 'var(--jp-ui-font-size0)',
+            color:
+              model.health.sandbox.kind === 'bwrap'
+                ? 'var(--jp-success-color0)'
+                : 'var(--jp-warn-color0)'
+          }}
+          title={
+            model.health.sandbox.kind === 'bwrap'
+              ? 'Agent code runs under bubblewrap: only its session folder is writable'
+              : 'Agent code runs as your user, with your files and network (c.Resolve.sandbox)'
+          }
+        >
+          {model.health.sandbox.label}
+        </span>
+      )}
       {model.healthError && (
         <span className="jp-resolve-warning" title={model.healthError}>
           ⚠ {model.healthError}
@@ -126,12 +146,22 @@ function PanelView(props: {
 export class ResolvePanel extends ReactWidget {
   constructor(
     readonly model: ChatModel,
-    readonly rendermime: IRenderMimeRegistry
+    rendermime: IRenderMimeRegistry
   ) {
     super();
     this.id = 'jp-resolve-panel';
     this.addClass('jp-resolve-panel');
+    // everything the panel renders is untrusted, so it all passes this sanitizer
+    this.rendermime = rendermime.clone({
+      sanitizer: new RemoteMediaSanitizer(
+        rendermime.sanitizer,
+        () => model.health?.allowRemoteImages === true
+      )
+    });
   }
+
+  /** The app's rendermime, its sanitizer also turning remote images into links. */
+  readonly rendermime: IRenderMimeRegistry;
 
   tab: Tab = 'chat';
   artifactsGeneration = 0;

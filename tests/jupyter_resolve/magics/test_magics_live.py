@@ -39,6 +39,8 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Running
     script = tmp / "script.jsonl"
     script.write_text(json.dumps({"content": "nothing scripted yet"}) + "\n")
     args = (f"--Resolve.script={script}", "--Resolve.tool_timeout=8")
+    # shell asks here (the default is auto): the Approve button test needs a call that waits
+    args += ("--Resolve.approval_policy=shell=ask",)
     with running_server(tmp / "server", *args, "--Resolve.approval_timeout=30") as server:
         yield server, script
 
@@ -256,3 +258,91 @@ def test_approve_button_works_while_the_cell_runs(
         )
         out = texts(messages)
         assert "RESULT stop" in out and "approved-and-ran" in out, out
+
+
+def shown_bundles(value: Any) -> list[dict[str, Any]]:
+    """Every MIME bundle in some kernel messages: display data, and the outputs that widget
+    state updates carry (an Output widget renders those, trusted)."""
+    found: list[dict[str, Any]] = []
+    if isinstance(value, dict):
+        data = value.get("data")
+        if isinstance(data, dict) and any("/" in key for key in data):
+            found.append(data)
+        for item in value.values():
+            found += shown_bundles(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += shown_bundles(item)
+    return found
+
+
+def test_payloads_from_model_tools_and_run_log_are_shown_inert(
+    scripted: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """Issue 14 item 1: a run whose answer, tool outputs and prompt (as a peer could send it,
+    listed by %resolve runs) carry script reaches the notebook sanitized or escaped."""
+    from tests.jupyter_resolve.magics.test_safe_html import assert_inert_html
+
+    server, script = scripted
+    img = '<img src=x onerror="window.__resolve_pwned=1">'
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" onload="window.__resolve_pwned=1"/>'
+    shows = [f"HTML({'<script>window.__resolve_pwned=1</script>'!r})", f"SVG({svg!r})"]
+    shows.append(f"Markdown({img!r})")
+    # one call each: the python tool merges what one call displays into one bundle
+    calls = [
+        {"name": "python", "arguments": {"code": f"from IPython.display import *; display({s})"}}
+        for s in shows
+    ]
+    turns = ({"content": f"Look {img}", "tool_calls": calls}, {"content": f"done {img}"})
+    write_script(script, *turns)
+    headers = {"Authorization": f"token {server.token}"}
+    body = {"messages": [{"role": "user", "content": f"{img} from a peer"}]}
+    started = httpx.post(
+        f"{server.url}resolve/api/chat", headers=headers, json=body, timeout=120, trust_env=False
+    )
+    assert started.status_code == 200 and "run.completed" in started.text
+    with kernel(server, tmp_path) as (_, kc):
+        status, messages = collect(kc, f"%%resolve\nanswer with {img}", timeout=120)
+        assert status == "ok", texts(messages)
+        status, more = collect(kc, "%resolve runs\n%resolve replay {_resolve.run_id}")
+        assert status == "ok", texts(more)
+    bundles = shown_bundles(messages + more)
+    safe = {"text/plain", "text/html", "text/markdown", "image/png", "image/jpeg", "image/gif"}
+    safe.add("application/vnd.jupyter.widget-view+json")
+    for bundle in bundles:
+        assert set(bundle) <= safe, bundle
+        for mime in ("text/html", "text/markdown"):
+            if mime in bundle:
+                assert_inert_html(bundle[mime])
+    html = "\n".join(b.get("text/html", "") for b in bundles)
+    assert "&lt;img src=x onerror=" in html  # the peer's prompt in the runs table, as text
+    assert '<iframe sandbox=""' in html and "data:image/svg+xml;base64," in html
+
+
+CHART = "![chart](https://example.test/chart.png)"
+
+
+def shown_html(server: RunningServer, script: Path, tmp_path: Path) -> str:
+    """The HTML a %%resolve cell shows for an answer holding a remote image."""
+    write_script(script, {"content": f"See {CHART}"})
+    with kernel(server, tmp_path) as (_, kc):
+        status, messages = collect(kc, "%%resolve\ndraw")
+        assert status == "ok", texts(messages)
+    return "\n".join(b.get("text/html", "") for b in shown_bundles(messages))
+
+
+def test_remote_images_are_links_unless_the_server_allows_them(
+    scripted: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """Issue 14 item 12: %resolve applies c.Resolve.allow_remote_images, read from health."""
+    server, script = scripted
+    assert server.get("resolve/api/health").json()["allow_remote_images"] is False
+    html = shown_html(server, script, tmp_path)
+    assert '<a href="https://example.test/chart.png"' in html and "<img" not in html
+    allowing = tmp_path / "allowing"
+    with running_server(
+        allowing, f"--Resolve.script={script}", "--Resolve.allow_remote_images=True"
+    ) as other:
+        assert other.get("resolve/api/health").json()["allow_remote_images"] is True
+        html = shown_html(other, script, tmp_path)
+    assert '<img src="https://example.test/chart.png" alt="chart">' in html
