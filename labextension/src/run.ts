@@ -4,15 +4,31 @@
  */
 import { IRunEvent, IRunInfo, MimeBundle } from './validate';
 
+/**
+ * Where a tool call stands, and the words shown for it: the same table as the magics'
+ * (jupyter_resolve/magics/view_model.py); tests/fixtures/runs/expected.json holds both to it.
+ */
+export const STATUS_LABELS = {
+  requested: 'requested',
+  waiting: 'waiting for approval',
+  approved: 'approved',
+  running: 'running…',
+  done: 'done',
+  error: 'failed',
+  denied: 'denied',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted'
+} as const;
+
 /** Where a tool call stands. */
-export type ToolStatus =
-  | 'requested'
-  | 'waiting'
-  | 'denied'
-  | 'running'
-  | 'done'
-  | 'failed'
-  | 'cancelled';
+export type ToolStatus = keyof typeof STATUS_LABELS;
+
+const OPEN: readonly ToolStatus[] = ['requested', 'waiting', 'approved', 'running'];
+
+/** The words shown for a call's status. */
+export function statusLabel(status: ToolStatus): string {
+  return STATUS_LABELS[status] ?? status;
+}
 
 /** A tool card. */
 export interface IToolCall {
@@ -179,13 +195,11 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       if (d.arguments !== undefined) {
         call.arguments = d.arguments;
       }
-      if (d.state === 'waiting') {
-        call.status = 'waiting';
-      } else if (d.state === 'denied') {
-        call.status = 'denied';
-      } else if (d.state === 'approved') {
+      if (d.state === 'waiting' || d.state === 'denied' || d.state === 'approved') {
+        call.status = d.state;
+      }
+      if (d.state === 'approved') {
         call.approved = true;
-        call.status = 'requested';
       }
       break;
     }
@@ -194,7 +208,10 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       break;
     case 'tool.completed': {
       const call = tool(run, String(d.call_id), d.name);
-      call.status = call.status === 'denied' ? 'denied' : d.ok ? 'done' : 'failed';
+      // A denied call's result only tells the model so: the card stays denied.
+      if (call.status !== 'denied') {
+        call.status = d.ok ? 'done' : 'error';
+      }
       call.output = String(d.output ?? '');
       call.mime = d.mime ?? null;
       call.truncated = Boolean(d.truncated);
@@ -215,7 +232,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
           step.done = true;
         }
         run.rounds = (run.rounds ?? 0) + Number(d.rounds ?? 0);
-        if (d.summary && typeof d.summary.text === 'string') {
+        if (d.summary && typeof d.summary.text === 'string' && d.summary.text) {
           run.summary = d.summary.text;
         }
         closeCalls(run, String(d.reason ?? ''));
@@ -245,18 +262,25 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
 }
 
 /**
- * Calls still open when their run ended did not finish: cut off by a cancel (or a stop of the
- * server) they were cancelled, otherwise they failed; a waiting one was not approved.
+ * Calls still open (requested, waiting, approved, running) when their run ended: a run stopped
+ * on purpose (a person's cancel, a used-up budget) cancelled them; one that ended any other way
+ * (the runtime died, the server stopped) interrupted them.
  */
 function closeCalls(run: IRunView, reason: string): void {
-  const cut = reason === 'cancelled' || reason === 'interrupted';
+  const status = reason === 'cancelled' || reason === 'budget' ? 'cancelled' : 'interrupted';
   for (const call of Object.values(run.tools)) {
-    if (call.status === 'running' || call.status === 'requested') {
-      call.status = cut ? 'cancelled' : 'failed';
-    } else if (call.status === 'waiting') {
-      call.status = 'denied';
+    if (OPEN.includes(call.status)) {
+      call.status = status;
     }
   }
+}
+
+/** The empty-run summary shown when the run ended with no answer text (null otherwise). */
+export function emptySummary(run: IRunView): string | null {
+  if (!isFinished(run) || run.parts.some(p => p.kind === 'text' && p.text.trim())) {
+    return null;
+  }
+  return run.summary || `No answer (${run.reason}).`;
 }
 
 /** The text of the answer (what goes back as the assistant message in history). */

@@ -1,7 +1,12 @@
 // Folding events into the run view (labextension/src/run.ts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { run as R } from './load.mjs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { run as R, validate as V } from './load.mjs';
+
+// Golden runs recorded from real runs, read by the magics' tests too (test_view_model.py).
+const GOLDEN = new URL('../fixtures/runs/', import.meta.url);
+const EXPECTED = JSON.parse(readFileSync(new URL('expected.json', GOLDEN), 'utf8'));
 
 let seq = 0;
 const ev = (type, data) => ({ seq: ++seq, type, data: { run_id: 'run-1', ...data } });
@@ -40,7 +45,7 @@ describe('applyEvent', () => {
     assert.ok(R.isFinished(view));
   });
 
-  test('a call cut off by a cancel is cancelled, not failed; a waiting one was denied', () => {
+  test('calls cut off by a cancel are cancelled, the running one and the one still waiting', () => {
     const view = fold([
       ev('run.started', { session_id: 's' }),
       ev('tool.requested', { call_id: 'c1', name: 'python' }),
@@ -49,18 +54,20 @@ describe('applyEvent', () => {
       ev('run.completed', { reason: 'cancelled', rounds: 1 })
     ]);
     assert.equal(view.tools.c1.status, 'cancelled');
-    assert.equal(view.tools.c2.status, 'denied');
+    assert.equal(view.tools.c2.status, 'cancelled');
   });
 
-  test('a call open when a run fails is failed', () => {
+  test('a call open when a run fails was interrupted', () => {
     const view = fold([
       ev('run.started', { session_id: 's' }),
       ev('tool.started', { call_id: 'c1', name: 'python' }),
       ev('run.error', { code: 'runtime_died', message: 'gone' }),
       ev('run.completed', { reason: 'error', rounds: 1 })
     ]);
-    assert.equal(view.tools.c1.status, 'failed');
+    assert.equal(view.tools.c1.status, 'interrupted');
+    assert.equal(R.statusLabel(view.tools.c1.status), 'interrupted');
     assert.deepEqual(view.errors, ['runtime_died: gone']);
+    assert.equal(R.emptySummary(view), 'No answer (error).');
   });
 
   test('approval states move a card: waiting, approved, then done', () => {
@@ -68,11 +75,12 @@ describe('applyEvent', () => {
     R.applyEvent(view, ev('tool.approval', { call_id: 'c', name: 'python', arguments: { code: 'x' }, state: 'waiting' }));
     assert.deepEqual(R.waitingCalls(view).map(c => c.callId), ['c']);
     R.applyEvent(view, ev('tool.approval', { call_id: 'c', state: 'approved' }));
-    assert.equal(view.tools.c.status, 'requested');
+    assert.equal(view.tools.c.status, 'approved');
     assert.ok(view.tools.c.approved);
     assert.deepEqual(R.waitingCalls(view), []);
     R.applyEvent(view, ev('tool.completed', { call_id: 'c', ok: false, output: 'boom' }));
-    assert.equal(view.tools.c.status, 'failed');
+    assert.equal(view.tools.c.status, 'error');
+    assert.equal(R.statusLabel(view.tools.c.status), 'failed');
   });
 
   test('a task: steps open and close with their child runs, the goal is the prompt', () => {
@@ -92,6 +100,47 @@ describe('applyEvent', () => {
     assert.equal(view.budget, 12);
     assert.equal(view.endedAt, 99);
   });
+});
+
+describe('golden runs (tests/fixtures/runs), folded as the magics fold them', () => {
+  const names = readdirSync(GOLDEN)
+    .filter(f => f.endsWith('.jsonl'))
+    .map(f => f.slice(0, -'.jsonl'.length))
+    .sort();
+
+  test('every golden run has expectations, and the labels are the one vocabulary', () => {
+    assert.deepEqual(names, Object.keys(EXPECTED.runs).sort());
+    assert.deepEqual(R.STATUS_LABELS, EXPECTED.labels);
+  });
+
+  for (const name of names) {
+    test(name, () => {
+      const view = R.emptyRun(0);
+      for (const line of readFileSync(new URL(`${name}.jsonl`, GOLDEN), 'utf8').split('\n')) {
+        if (!line.trim()) continue;
+        const { seq, type, data } = JSON.parse(line);
+        // through the shape check every event from the server passes first
+        R.applyEvent(view, V.validateEvent(String(seq), type, JSON.stringify(data)), 1);
+      }
+      const calls = {};
+      for (const call of Object.values(view.tools)) {
+        calls[call.callId] = { name: call.name, status: call.status, label: R.statusLabel(call.status) };
+      }
+      assert.deepEqual(
+        {
+          reason: view.reason,
+          summary: R.emptySummary(view),
+          errors: view.errors,
+          rounds: view.rounds,
+          budget: view.budget,
+          tokens: view.promptTokens + view.completionTokens,
+          calls
+        },
+        EXPECTED.runs[name]
+      );
+      assert.ok(R.isFinished(view));
+    });
+  }
 });
 
 describe('sessionItems', () => {

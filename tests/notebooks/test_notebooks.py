@@ -102,7 +102,7 @@ def test_quickstart(server: RunningServer, executed: dict[Path, Any]) -> None:
     assert "\n42\n" in text  # the tool call's output
     # _resolve: the plot run's id and reason, its text and the SVG the tool call showed.
     assert "stop\n(offline scripted model) I will run your code" in text
-    assert "('python', 'ok', ['image/svg+xml'])" in text
+    assert "('python', 'done', ['image/svg+xml'])" in text
     # The plot is in the widget state (live view) and inline in the Markdown fallback.
     state = json.dumps(notebook.metadata["widgets"])
     assert "image/svg+xml" in state and "<svg" in state

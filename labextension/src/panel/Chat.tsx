@@ -2,7 +2,7 @@
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { ChatModel, ITurn, promptOf } from '../model';
-import { IRunView } from '../run';
+import { IRunView, emptySummary } from '../run';
 import { Markdown } from './Rendered';
 import { ToolCard } from './ToolCard';
 
@@ -63,7 +63,7 @@ function Answer(props: {
   readonly live: boolean;
 }): JSX.Element {
   const { run } = props.turn;
-  const empty = run.endedAt !== null && !run.parts.some(p => p.kind === 'text' && p.text.trim());
+  const summary = emptySummary(run);
   return (
     <div className="jp-resolve-message jp-resolve-assistant" data-run-id={run.runId}>
       <Steps run={run} />
@@ -103,9 +103,9 @@ function Answer(props: {
           {e}
         </div>
       ))}
-      {empty && run.summary && (
+      {summary && (
         <div className="jp-resolve-summary" aria-label="empty-run summary">
-          {run.summary}
+          {summary}
         </div>
       )}
       <Footer run={run} live={props.live} />

@@ -1,18 +1,8 @@
 /** A tool call: name, status, arguments, output, images; Approve/Deny while it waits. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
-import { IToolCall } from '../run';
+import { IToolCall, statusLabel } from '../run';
 import { MimeOutput } from './Rendered';
-
-const STATUS_LABEL: { [status: string]: string } = {
-  requested: 'requested',
-  waiting: 'waiting for approval',
-  denied: 'denied',
-  running: 'running…',
-  done: 'done',
-  failed: 'failed',
-  cancelled: 'cancelled'
-};
 
 function formatArguments(args: unknown): string {
   if (args && typeof args === 'object' && 'code' in args && Object.keys(args).length === 1) {
@@ -37,7 +27,7 @@ export function ToolCard(props: {
         title="Show or hide the details"
       >
         <span className="jp-resolve-tool-name">{call.name}</span>
-        <span className="jp-resolve-tool-status">{STATUS_LABEL[call.status] ?? call.status}</span>
+        <span className="jp-resolve-tool-status">{statusLabel(call.status)}</span>
         {call.ms !== null && <span className="jp-resolve-tool-ms">{call.ms} ms</span>}
       </button>
       {call.status === 'waiting' && props.onDecide && (

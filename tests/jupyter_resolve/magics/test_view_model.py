@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,9 +12,19 @@ from IPython.core.error import UsageError
 from jupyter_resolve.magics.client import Connection, ConnectionMissing, parse_sse_lines
 from jupyter_resolve.magics.magics import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
-from jupyter_resolve.magics.view_model import ResolveResult, RunView, fold, to_markdown
+from jupyter_resolve.magics.view_model import (
+    STATUS_LABELS,
+    ResolveResult,
+    RunView,
+    card_markdown,
+    fold,
+    to_markdown,
+)
 
 RUN = "run-1"
+# Golden runs recorded from real runs, read by the panel's tests too (tests/labextension).
+GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
+EXPECTED: dict[str, Any] = json.loads((GOLDEN / "expected.json").read_text(encoding="utf-8"))
 
 
 def ev(seq: int, kind: str, **data: Any) -> dict[str, Any]:
@@ -53,7 +65,7 @@ def test_fold_tool_run() -> None:
     assert view.text == "I will run it.It printed 42."
     assert view.answer() == "I will run it.\n\nIt printed 42."
     card = view.tools["c1"]
-    assert (card.name, card.status, card.output, card.ms) == ("python", "ok", "42", 12)
+    assert (card.name, card.status, card.output, card.ms) == ("python", "done", "42", 12)
     assert card.arguments_text() == "print(6*7)"
     assert list(card.images) == ["image/png"]
     assert [type(b).__name__ for b in view.blocks] == ["TextBlock", "ToolCard", "TextBlock"]
@@ -84,9 +96,45 @@ def test_approval_states_and_interrupted_calls() -> None:
     assert view.tools["c1"].status == "denied"
     view.apply(ev(5, "tool.requested", call_id="c2", name="python", arguments={"code": "1"}))
     view.apply(ev(6, "tool.started", call_id="c2", name="python"))
-    view.apply(ev(7, "run.completed", reason="cancelled", rounds=1))
-    assert view.tools["c2"].status == "interrupted"
+    view.apply(ev(7, "tool.approval", call_id="c3", name="shell", arguments={}, state="waiting"))
+    view.apply(ev(8, "run.completed", reason="cancelled", rounds=1))
+    # cut off by the cancel: the running call and the one still waiting for a person
+    assert view.tools["c2"].status == "cancelled" and view.tools["c3"].status == "cancelled"
     assert view.tools["c1"].status == "denied"
+    assert [c.label for c in view.tools.values()] == ["denied", "cancelled", "cancelled"]
+
+
+def golden(name: str) -> list[dict[str, Any]]:
+    lines = (GOLDEN / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_every_golden_run_has_expectations_and_one_vocabulary() -> None:
+    assert sorted(p.stem for p in GOLDEN.glob("*.jsonl")) == sorted(EXPECTED["runs"])
+    assert STATUS_LABELS == EXPECTED["labels"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["runs"]))
+def test_golden_run_folds_into_the_shared_statuses_and_words(name: str) -> None:
+    view = fold(golden(name))
+    folded = {
+        "reason": view.reason,
+        "summary": view.empty_summary_text(),
+        "errors": view.errors,
+        "rounds": view.rounds,
+        "budget": view.budget,
+        "tokens": view.tokens,
+        "calls": {
+            c.call_id: {"name": c.name, "status": c.status, "label": c.label}
+            for c in view.tools.values()
+        },
+    }
+    assert folded == EXPECTED["runs"][name]
+    # and those are the words the cell shows
+    for card in view.tools.values():
+        assert card_markdown(card).startswith(f"**🔧 {card.name}** — {card.label}")
+    summary = view.empty_summary_text()
+    assert summary is None or f"**No answer.** {summary}" in to_markdown(view)
 
 
 def test_empty_run_summary_is_shown() -> None:
