@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
 from ._version import __version__
@@ -74,8 +73,7 @@ def start_chat(
     if request.attachments or request.notebook:
         paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
         workspace.materialize(gateway.root_dir, paths, gateway.log)
-    context = workspace.context / "MANIFEST.json"
-    context_digest = hashlib.sha256(context.read_bytes()).hexdigest() if context.exists() else None
+    context_digest = workspace.context_digest()  # from the gateway's record, not the session
     limits = Limits(
         rounds=soul.rounds if soul else config.max_rounds,
         tool_calls=config.max_tool_calls,

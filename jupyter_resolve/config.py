@@ -86,20 +86,29 @@ class Resolve(Configurable):
         help="Let web_fetch reach private, loopback and link-local addresses.",
     )
     sandbox = Enum(
-        ["", "bwrap"],
-        default_value="",
+        ["auto", "bwrap", "none", ""],
+        default_value="auto",
         config=True,
-        help="Run scratch kernels under bubblewrap ('bwrap'): only the session workspace "
-        "writable, home and the server's runtime directory hidden, no network.",
+        help="Sandbox of scratch kernels: 'bwrap' (bubblewrap: own PID namespace, only the "
+        "session workspace writable, home, temporary folders and the server's runtime "
+        "directory hidden, no network), 'none' (agent code runs as you), or 'auto' (bwrap "
+        "where it works here, else none, logged at start). '' is 'none'.",
     )
     sandbox_network = Bool(
         False, config=True, help="Let sandboxed scratch kernels reach the network."
     )
+    allow_remote_images = Bool(
+        False,
+        config=True,
+        help="Load images that model or tool text points at on other sites (in the panel and "
+        "in %resolve). Off: they show as links, since a prompt-injected model could send "
+        "data out in an image URL.",
+    )
     approval_policy = Dict(
         config=True,
         help="Tool name or effect (read, write, exec, network) → 'auto', 'ask' or 'deny'. "
-        "Overrides the defaults: read auto; write and exec auto; shell, artifacts.promote and "
-        "network ask.",
+        "Overrides the defaults: read, write and exec (python and shell alike) auto; "
+        "artifacts.promote and network ask. {'exec': 'ask'} reviews code before it runs.",
     )
     approval_timeout = Float(
         300.0, config=True, help="Seconds to wait for a person's decision; then it is a denial."
@@ -127,6 +136,18 @@ class Resolve(Configurable):
         "Empty: the peer endpoint is off.",
     )
     peer_max_jobs = Int(4, config=True, help="Live jobs one peer may have at once.")
+    peer_tools = Dict(
+        config=True,
+        help="Tools a peer's jobs may use: peer id → list of tool names (within allowed_tools). "
+        "Default: none, a model-only answer. Exec tools (python, shell, subagents.delegate) "
+        "also need the sandbox (c.Resolve.sandbox); without it such a peer's jobs are refused.",
+    )
+    peer_signature_v1 = Bool(
+        False,
+        config=True,
+        help="Also accept the old peer signature (an unprefixed HMAC over timestamp, nonce and "
+        "body, which binds neither method, path, host nor peer id). Off: only 'v2=<hex>'.",
+    )
     runtime_path = Unicode(
         "", config=True, help="Path of the agent-httpd binary (empty: the one in the package)."
     )
@@ -164,6 +185,33 @@ class Resolve(Configurable):
         if not 1 <= value <= 64:
             raise ValueError(f"Resolve.max_rounds must be between 1 and 64, not {value}")
         return value
+
+    @validate("peer_secrets")
+    def _check_peer_secrets(self, proposal: dict[str, Any]) -> dict[str, str]:
+        from .peer.limits import id_problem
+
+        value = dict(proposal["value"])
+        for peer, secret in value.items():
+            problem = id_problem("Resolve.peer_secrets: a peer id", peer)
+            if problem:
+                raise ValueError(problem)
+            if not isinstance(secret, str) or not secret:
+                # never echo the value: it is a secret
+                raise ValueError(f"Resolve.peer_secrets['{peer}'] must be a non-empty string")
+        return value
+
+    @validate("peer_tools")
+    def _check_peer_tools(self, proposal: dict[str, Any]) -> dict[str, list[str]]:
+        from .peer.limits import id_problem
+
+        value = dict(proposal["value"])
+        for peer, tools in value.items():
+            problem = id_problem("Resolve.peer_tools: a peer id", peer)
+            if problem:
+                raise ValueError(problem)
+            if not isinstance(tools, (list, tuple)) or not all(isinstance(t, str) for t in tools):
+                raise ValueError(f"Resolve.peer_tools['{peer}'] must be a list of tool names")
+        return {peer: list(tools) for peer, tools in value.items()}
 
     def resolved_model(self) -> str:
         return self.model or DEFAULT_MODEL[self.provider]

@@ -30,6 +30,7 @@ from .providers.base import Provider
 from .runs.manager import RunManager
 from .runs.run import Run
 from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from .scratch import sandbox as scratch_sandbox
 from .scratch.kernels import ScratchKernels
 from .souls import Soul, load_souls
 from .tools.calls import handle_tool_call
@@ -71,7 +72,8 @@ class Gateway:
             self.state_dir / "sessions",
             root_dir,
             log,
-            sandbox=config.sandbox,
+            # the effective value, "bwrap" or "" (auto decided here, once)
+            sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
             network=config.sandbox_network,
         )
         artifacts_dir = root_dir / config.artifacts_dir if config.artifacts_dir else None
@@ -239,6 +241,7 @@ class Gateway:
         parent: str | None = None,
         exclude_tools: tuple[str, ...] = (),
         task_id: str | None = None,
+        only_tools: tuple[str, ...] | None = None,
     ) -> Run:
         return start_chat(
             self,
@@ -247,6 +250,7 @@ class Gateway:
             parent=parent,
             exclude_tools=exclude_tools,
             task_id=task_id,
+            only_tools=only_tools,
         )
 
     async def cancel_run(self, run_id: str) -> Run:
@@ -275,6 +279,8 @@ class Gateway:
             "drift": drift,
             "config_problems": invalid_entries(self.config.approval_policy, self.tools.names),
             "runs": {"live": sum(1 for r in self.runs.runs.values() if not r.completed)},
+            "sandbox": scratch_sandbox.describe(self.kernels.sandbox),
+            "allow_remote_images": self.config.allow_remote_images,
         }
 
     async def stop(self) -> None:

@@ -2,7 +2,12 @@
 
 ``c.Resolve.approval_policy`` maps a tool name or an effect (read, write, exec, network) to
 ``auto``, ``ask`` or ``deny``. A tool's own name wins over its effect; without either, the
-tool's declared default applies (shell, artifacts.promote and network tools ask).
+tool's declared default applies (artifacts.promote and network tools ask).
+
+Both exec tools, ``python`` and ``shell``, default to ``auto``: either can do all the other can
+(``python`` runs ``subprocess``), so asking for one only is no protection. What protects the
+machine is the sandbox (on by default where bubblewrap works); ``{"exec": "ask"}`` has a person
+review every piece of code first.
 """
 
 from __future__ import annotations

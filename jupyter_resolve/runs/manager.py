@@ -21,7 +21,7 @@ from ..models import AgentChatBody, RunInfo
 from ..runtime.client import RuntimeGone, RuntimeRejected
 from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
 from .log import RunLog, close_live_logs, read_run_log
-from .run import Run
+from .run import APPROVAL_RELEASED, Run
 
 # A burst of runtime frames yields to the loop after its first and every 16th frame, so the
 # clients' streams send what is ready meanwhile.
@@ -125,9 +125,7 @@ class RunManager:
             run.emit_all(translator.abort("internal", f"{type(exc).__name__}: {exc}"))
         finally:
             timer.cancel()
-            for future in run.approvals.values():
-                if not future.done():
-                    future.set_result("deny")
+            release_approvals(run)
 
     def check_tool_budget(self, run: Run) -> str | None:
         """Count one tool call; the phrase of the budget it exceeds, if any."""
@@ -189,14 +187,14 @@ class RunManager:
         return run
 
     async def _cancel_in_runtime(self, run: Run) -> None:
-        for future in run.approvals.values():
-            if not future.done():
-                future.set_result("deny")
+        # The runtime hears of the cancel before a waiting call is released: released first,
+        # the call's result reached the runtime, which went on to another round and ended `stop`.
         client = self.supervisor.client
         cancelled = False
         if client is not None:
             with contextlib.suppress(Exception):
                 cancelled = await client.cancel(run.run_id)
+        release_approvals(run)
         if not cancelled and run.task is not None and not run.task.done():
             # The runtime does not know the run (not started yet, or gone): stop it here.
             run.task.cancel()
@@ -214,3 +212,11 @@ class RunManager:
                 run.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await run.task
+
+
+def release_approvals(run: Run) -> None:
+    """Release the calls waiting for a person: nothing runs, and no decision is recorded (the
+    run is ending; its calls still open show as cancelled or interrupted)."""
+    for future in run.approvals.values():
+        if not future.done():
+            future.set_result(APPROVAL_RELEASED)

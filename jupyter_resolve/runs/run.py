@@ -11,6 +11,10 @@ from ..models import CompletionReason, Event, EventType, RunInfo
 from .log import LoggedRun, RunLog
 from .stream import EventStream
 
+# What a waiting approval resolves to when its run ends (cancel, budget, shutdown): not a
+# person's decision, so no `tool.approval` is recorded for it.
+APPROVAL_RELEASED = "released"
+
 
 class Run(EventStream):
     """A run of the agent. Every event's data carries ``run_id``."""

@@ -14,6 +14,8 @@ import json
 import logging
 import os
 import re
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +59,12 @@ def kernel_environment(workspace: Workspace) -> dict[str, str]:
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel command runs under bubblewrap."""
+    """A kernel manager whose kernel command runs under bubblewrap.
+
+    Interrupts go as ``interrupt_request`` messages: a signal to the process group reaches only
+    bwrap outside the sandbox (the kernel is in its own session and PID namespace), and bwrap
+    dies of it, taking the kernel and its state along.
+    """
 
     sandbox_prefix: list[str] = []  # noqa: RUF012 (set per instance before start)
 
@@ -75,13 +82,16 @@ class ScratchKernel:
         log: logging.Logger,
         sandbox: str = "",
         network: bool = False,
+        state_dir: Path | None = None,
     ) -> None:
         self.sandbox = sandbox
         self.network = network
+        self.state_dir = state_dir
         self.workspace = workspace
         self.server_root = server_root
         self.log = log
         self.km: AsyncKernelManager | None = None
+        self._ipc_dir: Path | None = None
         self.client: Any = None
         self.last_used = time.monotonic()
         self.restarts = 0
@@ -91,23 +101,44 @@ class ScratchKernel:
         self.workspace.create()
         if self.sandbox == "bwrap":
             sandboxed = SandboxedKernelManager(kernel_name="python3", transport="ipc")
-            sandboxed.ip = str(self.workspace.root / "ipc")
+            if sandboxed.kernel_spec is not None:  # the spec is loaded once and kept
+                sandboxed.kernel_spec.interrupt_mode = "message"
+            # A short private folder for the sockets: a socket path has at most 107 bytes,
+            # which a session folder under a deep server root can exceed.
+            self._ipc_dir = Path(tempfile.mkdtemp(prefix="resolve-ipc-"))
+            sandboxed.ip = str(self._ipc_dir / "k")
             sandboxed.sandbox_prefix = bwrap_prefix(
-                self.workspace.root, self.server_root, self.network
+                self.workspace.root,
+                self.server_root,
+                self.network,
+                ipc_dir=self._ipc_dir,
+                state_dir=self.state_dir,
             )
             km: AsyncKernelManager = sandboxed
+            # Its parent is bwrap's init, PID 1 in its namespace: say so, or ipykernel's parent
+            # poller takes PID 1 for "the server died" and quits (--die-with-parent does that
+            # job here).
+            arguments = ["--HistoryManager.enabled=False", "--IPKernelApp.parent_handle=1"]
+            # The connection file too: the gateway writes it, and in the session folder agent
+            # code could have put a link where it goes.
+            km.connection_file = str(self._ipc_dir / "kernel.json")
         else:
             km = AsyncKernelManager(kernel_name="python3")
-        km.connection_file = str(self.workspace.root / "kernel.json")
-        await km.start_kernel(
-            cwd=str(self.workspace.work),
-            env=kernel_environment(self.workspace),
-            extra_arguments=["--HistoryManager.enabled=False"],
-        )
-        client = km.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=60)
-        self.km, self.client = km, client
+            arguments = ["--HistoryManager.enabled=False"]
+            km.connection_file = str(self.workspace.root / "kernel.json")
+        self.km = km
+        try:
+            await km.start_kernel(
+                cwd=str(self.workspace.work),
+                env=kernel_environment(self.workspace),
+                extra_arguments=arguments,
+            )
+            self.client = km.client()
+            self.client.start_channels()
+            await self.client.wait_for_ready(timeout=60)
+        except BaseException:
+            await self.shutdown()  # no half-started kernel, no socket folder left behind
+            raise
         bootstrap = (
             "import kernel_tools.bridge as __resolve_bridge\n"
             f"__resolve_bridge.install(session_dir={str(self.workspace.root)!r}, "
@@ -217,6 +248,9 @@ class ScratchKernel:
             with contextlib.suppress(Exception):
                 await self.km.shutdown_kernel(now=True)
             self.km = None
+        if self._ipc_dir is not None:
+            shutil.rmtree(self._ipc_dir, ignore_errors=True)
+            self._ipc_dir = None
 
 
 class ScratchKernels:
@@ -252,6 +286,7 @@ class ScratchKernels:
                     self.log,
                     sandbox=self.sandbox,
                     network=self.network,
+                    state_dir=self.sessions_dir.parent,
                 )
                 await kernel.start()
                 self.kernels[session_id] = kernel

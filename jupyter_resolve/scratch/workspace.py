@@ -1,18 +1,31 @@
 """A chat session's scratch workspace: ``.resolve/sessions/<id>/`` with ``work/`` (the scratch
 kernel's cwd, writable), ``context/`` (inputs, read-only, digests in ``MANIFEST.json``),
-``home/`` and ``tmp/`` (the kernel's HOME and TMPDIR)."""
+``home/`` and ``tmp/`` (the kernel's HOME and TMPDIR).
+
+Agent code can write in the session folder (in ``context/`` too when unsandboxed), so the
+gateway, which runs unsandboxed, trusts nothing it finds there: what was materialized is
+recorded in ``.resolve/context-manifests/<id>.json`` (outside every session; the agent-visible
+``context/MANIFEST.json`` is written, never read back), and every file is placed by walking
+``context/`` with ``O_NOFOLLOW`` from an open folder, removing whatever sits at a name and
+creating the file with ``O_EXCL``: a planted symlink is replaced, never followed.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
-import shutil
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import BadRequest
+
+MANIFEST = "MANIFEST.json"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def sha256_file(path: Path) -> str:
@@ -21,6 +34,10 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def manifest_bytes(record: dict[str, str]) -> bytes:
+    return json.dumps(record, indent=1, sort_keys=True).encode()
 
 
 @dataclass
@@ -43,50 +60,187 @@ class Workspace:
     def tmp(self) -> Path:
         return self.root / "tmp"
 
+    @property
+    def record_path(self) -> Path:
+        """The gateway's record of ``context/``: in the state folder, beside ``sessions/``, where
+        agent code cannot write (it is hidden from sandboxed kernels)."""
+        return self.root.parent.parent / "context-manifests" / f"{self.root.name}.json"
+
     def create(self) -> Workspace:
         for folder in (self.work, self.context, self.home, self.tmp):
             folder.mkdir(parents=True, exist_ok=True)
         return self
 
+    def record(self) -> dict[str, str]:
+        """What was materialized: ``{path in context/: sha256}`` (empty when nothing was)."""
+        try:
+            data = json.loads(self.record_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def context_digest(self) -> str | None:
+        """sha256 of the context manifest (for the run manifest), from the gateway's record."""
+        record = self.record()
+        return hashlib.sha256(manifest_bytes(record)).hexdigest() if record else None
+
     def materialize(self, server_root: Path, paths: list[str], log: logging.Logger) -> None:
-        """Copy ``paths`` (relative to the server root) into ``context/``, mode 0400, with their
-        sha256 in ``context/MANIFEST.json``. A copy whose digest no longer matches its source
-        is replaced (and the fact logged)."""
-        manifest_path = self.context / "MANIFEST.json"
-        manifest: dict[str, str] = {}
-        for rel in paths:
-            source = _inside(server_root, rel)
-            target = self.context / rel
-            digest = sha256_file(source)
-            if target.exists() and sha256_file(target) != digest:
-                log.warning("context/%s changed since it was materialized; restoring it", rel)
-                target.chmod(0o600)
-                target.unlink()
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-                target.chmod(0o400)
-            manifest[rel] = digest
-        if manifest_path.exists():
-            manifest_path.chmod(0o600)
-        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        manifest_path.chmod(0o400)
+        """Copy ``paths`` (relative to the server root) into ``context/``, mode 0400, under their
+        resolved path relative to the root, and record their sha256. A path that is absolute,
+        has a ``..`` or leaves the root is a :class:`BadRequest`; nothing is written then."""
+        sources = [_inside(server_root, rel) for rel in paths]  # check all before writing
+        record = self.record()
+        for _, target in sources:
+            if target == MANIFEST:
+                raise BadRequest(f"attachments: '{target}' is a reserved name in context/")
+        for source, target in sources:
+            record[target] = self._refresh(target, source, record.get(target), log)
+        self._save(record)
 
     def verify(self, log: logging.Logger, server_root: Path) -> None:
-        """Re-check ``context/`` against its manifest and restore what changed or went missing."""
-        manifest_path = self.context / "MANIFEST.json"
-        if not manifest_path.exists():
-            return
-        manifest = json.loads(manifest_path.read_text())
-        self.materialize(server_root, sorted(manifest), log)
+        """Restore ``context/`` from the gateway's record (after a kernel restart): what changed,
+        went missing or was replaced by a link is put back from the server root."""
+        record = self.record()
+        for target in sorted(record):
+            try:
+                source, _ = _inside(server_root, target)
+            except BadRequest as exc:
+                log.warning("context/%s cannot be restored: %s", target, exc.message)
+                continue
+            record[target] = self._refresh(target, source, record[target], log)
+        if record:
+            self._save(record)
+
+    def _refresh(self, target: str, source: Path, recorded: str | None, log: logging.Logger) -> str:
+        """Make ``context/<target>`` a fresh copy of ``source`` unless it already is; its digest."""
+        digest = sha256_file(source)
+        if recorded == digest and self._intact(target, digest):
+            return digest
+        if recorded is not None and recorded != digest:
+            log.info("context/%s: its source changed; copying it again", target)
+        elif recorded is not None:
+            log.warning("context/%s was changed or replaced in the workspace; restoring it", target)
+        return self._place(target, source)
+
+    # -- placing files without following anything agent code may have planted --------------
+
+    def _save(self, record: dict[str, str]) -> None:
+        data = manifest_bytes(record)
+        self.record_path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.record_path.with_suffix(".json.partial")
+        partial.write_bytes(data)
+        os.replace(partial, self.record_path)
+        with self._folder([]) as context:
+            _write_new(context, MANIFEST, data)
+
+    def _intact(self, target: str, digest: str) -> bool:
+        """``context/<target>`` is a regular 0400 file (reached through no link) with ``digest``."""
+        parts = PurePosixPath(target).parts
+        try:
+            with self._folder(list(parts[:-1]), create=False) as folder:
+                fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o400:
+                return False
+            digest_now = hashlib.sha256()
+            for block in iter(lambda: handle.read(1 << 16), b""):
+                digest_now.update(block)
+        return digest_now.hexdigest() == digest
+
+    def _place(self, target: str, source: Path) -> str:
+        """Copy ``source`` to ``context/<target>``; the sha256 of what was copied."""
+        parts = PurePosixPath(target).parts
+        digest = hashlib.sha256()
+        src_fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(src_fd, "rb") as src, self._folder(list(parts[:-1])) as folder:
+            with os.fdopen(_create(folder, parts[-1]), "wb") as out:
+                for block in iter(lambda: src.read(1 << 16), b""):
+                    digest.update(block)
+                    out.write(block)
+        return digest.hexdigest()
+
+    @contextlib.contextmanager
+    def _folder(self, parts: list[str], create: bool = True) -> Iterator[int]:
+        """An open fd of ``context/<parts>``, reached without following a link: a link or file
+        where a folder should be is removed and the folder made (``create``), or an OSError."""
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for part in ["context", *parts]:
+                _check_part(part)
+                try:
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    if not create:
+                        raise
+                    _remove(fd, part)
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                if create:
+                    os.fchmod(fd, 0o700)  # we own it; agent code may have made it read-only
+            yield fd
+        finally:
+            os.close(fd)
 
 
-def _inside(root: Path, rel: str) -> Path:
+def _check_part(part: str) -> None:
+    if part in ("", ".", "..") or "/" in part or "\0" in part:
+        raise BadRequest(f"context: '{part}' is not a file or folder name")
+
+
+def _remove(folder: int, name: str) -> None:
+    """Remove whatever is at ``name`` in ``folder`` (a file, a link, a tree); follow nothing."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=folder)
+        return
+    fd = os.open(name, _DIR_FLAGS, dir_fd=folder)
+    try:
+        os.fchmod(fd, 0o700)
+        for entry in os.listdir(fd):
+            _remove(fd, entry)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=folder)
+
+
+def _create(folder: int, name: str) -> int:
+    """A new file ``name`` in ``folder``, 0400: whatever was there is removed first, and
+    ``O_EXCL | O_NOFOLLOW`` refuses anything that appears at the name in between."""
+    _check_part(name)
+    _remove(folder, name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(name, flags, 0o400, dir_fd=folder)
+
+
+def _write_new(folder: int, name: str, data: bytes) -> None:
+    with os.fdopen(_create(folder, name), "wb") as out:
+        out.write(data)
+
+
+def _inside(root: Path, rel: str) -> tuple[Path, str]:
+    """The resolved source file of ``rel`` and its target in ``context/``: its path relative
+    to the resolved root, so a link inside the root cannot steer the target anywhere else."""
     if os.path.isabs(rel):
         raise BadRequest(f"attachments: '{rel}' must be relative to the server root")
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root.resolve()):
+    if ".." in PurePosixPath(rel).parts:
+        raise BadRequest(f"attachments: '{rel}' must not contain '..'")
+    real_root = root.resolve()
+    path = (real_root / rel).resolve()
+    if not path.is_relative_to(real_root):
         raise BadRequest(f"attachments: '{rel}' leaves the server root")
     if not path.is_file():
         raise BadRequest(f"attachments: '{rel}' is not a file under the server root")
-    return path
+    target = path.relative_to(real_root).as_posix()
+    if target == ".":
+        raise BadRequest(f"attachments: '{rel}' is not a file under the server root")
+    return path, target

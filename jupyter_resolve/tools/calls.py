@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from ..errors import NotFound
 from ..models import ToolCallRequest, ToolResult
 from ..policy import decide
+from ..runs.run import APPROVAL_RELEASED, Run
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
-    from ..runs.run import Run
 
 
 async def handle_tool_call(gateway: Gateway, request: ToolCallRequest) -> ToolResult:
@@ -35,18 +35,21 @@ async def handle_tool_call(gateway: Gateway, request: ToolCallRequest) -> ToolRe
         gateway.config.approval_policy,
     )
     if decision != "auto":
-        approved = await _approval(gateway, run, request, decision)
-        if not approved:
+        answer = await _approval(gateway, run, request, decision)
+        if answer == APPROVAL_RELEASED:
+            return ToolResult(ok=False, output=f"{request.name}: the run ended; nothing was run")
+        if answer != "approve":
             who = "a person denied" if decision == "ask" else "the approval policy denies"
             return ToolResult(ok=False, output=f"{request.name}: {who} this call; nothing was run")
     return await _execute(gateway, run, request)
 
 
-async def _approval(gateway: Gateway, run: Run, request: ToolCallRequest, decision: str) -> bool:
+async def _approval(gateway: Gateway, run: Run, request: ToolCallRequest, decision: str) -> str:
+    """``approve``, ``deny``, or APPROVAL_RELEASED when the run ended while the call waited."""
     event = {"call_id": request.call_id, "name": request.name, "arguments": request.arguments}
     if decision == "deny":
         run.emit("tool.approval", {**event, "state": "denied", "by": "policy"})
-        return False
+        return "deny"
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     run.approvals[request.call_id] = future
     run.emit("tool.approval", {**event, "state": "waiting"})
@@ -57,9 +60,11 @@ async def _approval(gateway: Gateway, run: Run, request: ToolCallRequest, decisi
         answer, by = "deny", "timeout"
     finally:
         run.approvals.pop(request.call_id, None)
+    if answer == APPROVAL_RELEASED:
+        return answer
     state = "approved" if answer == "approve" else "denied"
     run.emit("tool.approval", {**event, "state": state, "by": by})
-    return state == "approved"
+    return answer
 
 
 async def _execute(gateway: Gateway, run: Run, request: ToolCallRequest) -> ToolResult:

@@ -21,3 +21,17 @@ def test_invalid_entries_are_named() -> None:
     problems = invalid_entries({"exec": "maybe", "nope": "auto"}, ["python"])
     assert "approval_policy: 'exec': 'maybe' is not auto, ask or deny" in problems
     assert "approval_policy: 'nope' is neither a tool nor an effect" in problems
+
+
+def test_both_exec_tools_share_one_default_and_one_switch() -> None:
+    # python can do all that shell does (subprocess), so they never get different defaults:
+    # both auto (the sandbox is the protection); {"exec": "ask"} reviews every piece of code.
+    from jupyter_resolve.tools.catalog import load_schemas
+
+    schemas = {s.name: s for s in load_schemas()}
+    kernel_exec = [s for s in schemas.values() if s.effect == "exec" and s.runs_in == "kernel"]
+    assert sorted(s.name for s in kernel_exec) == ["python", "shell"]
+    assert {s.approval for s in kernel_exec} == {"auto"}
+    for schema in kernel_exec:
+        assert decide(schema.name, "exec", schema.approval, {}) == "auto"
+        assert decide(schema.name, "exec", schema.approval, {"exec": "ask"}) == "ask"

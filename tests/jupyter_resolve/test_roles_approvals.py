@@ -170,6 +170,7 @@ async def approve_when_waiting(server: Server, gateway: Any, decision: str) -> N
 async def test_ask_approved_runs_denied_leaves_no_trace(
     server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
 ) -> None:
+    gateway.config.approval_policy = {"shell": "ask"}  # the default is auto
     script(gateway, tmp_path, call("shell", command="echo approved > ok.txt"), {"content": "ok"})
     approver = asyncio.create_task(approve_when_waiting(server, gateway, "approve"))
     stream = await server.chat("a", session_id="s-ask")
@@ -192,10 +193,43 @@ async def test_ask_approved_runs_denied_leaves_no_trace(
     assert not (work / "denied.txt").exists()
 
 
+async def cancel_when_waiting(server: Server, gateway: Any) -> None:
+    for _ in range(200):
+        for run in gateway.runs.runs.values():
+            if run.approvals:
+                response = await server.post(f"/resolve/api/runs/{run.run_id}/cancel")
+                assert response.status_code == 200
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError("no call waited for approval")
+
+
+async def test_cancel_while_a_call_waits_for_approval_cancels_the_run(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    gateway.config.approval_policy = {"shell": "ask"}
+    script(
+        gateway,
+        tmp_path,
+        call("shell", command="touch ran.txt"),
+        {"content": "went on after the cancel"},
+    )
+    canceller = asyncio.create_task(cancel_when_waiting(server, gateway))
+    stream = await server.chat("c", session_id="s-cancel-wait")
+    await canceller
+    assert stream.of("run.completed")[0]["reason"] == "cancelled"
+    # The release is not a person's decision: only the wait is on record, and nothing ran.
+    assert [a["state"] for a in stream.of("tool.approval")] == ["waiting"]
+    assert not stream.of("tool.started") and "went on" not in stream.text()
+    work = jp_root_dir / ".resolve" / "sessions" / "s-cancel-wait" / "work"
+    assert not (work / "ran.txt").exists()
+
+
 async def test_approval_timeout_is_a_denial_and_policy_can_deny(
     server: Server, gateway: Any, tmp_path: Path
 ) -> None:
     gateway.config.approval_timeout = 0.3
+    gateway.config.approval_policy = {"shell": "ask"}  # the default is auto
     script(gateway, tmp_path, call("shell", command="true"), {"content": "ok"})
     stream = await server.chat("t", session_id="s-timeout")
     final = stream.of("tool.approval")[-1]

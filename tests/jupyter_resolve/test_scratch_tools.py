@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 from pathlib import Path
@@ -262,3 +263,186 @@ async def test_bwrap_sandbox_confines_agent_code(
     assert "home: False" in output
     assert "net: [Errno 111] Connection refused" in output  # the server is not in its network
     assert (jp_root_dir / ".resolve/sessions/s-bwrap/work/inside.txt").read_text() == "ok"
+
+
+# Agent code that tampers with context/ and then kills its kernel, so that the next call
+# re-materializes (issue 14, item 3). Every step is tried; under bwrap each one fails (context/
+# is read-only inside), without a sandbox each one succeeds and the gateway must not trip.
+TAMPER = """
+import json, os
+ctx = os.path.abspath('../context')
+report = open('tamper.log', 'w')
+def attempt(what, step):
+    try:
+        step()
+        print(what, 'done', file=report)
+    except OSError as exc:
+        print(what, 'refused:', exc, file=report)
+def swap_file():
+    os.chmod(ctx, 0o700)
+    os.chmod(ctx + '/data.csv', 0o600)
+    os.unlink(ctx + '/data.csv')
+    os.symlink({victim!r}, ctx + '/data.csv')
+def swap_folder():
+    os.chmod(ctx + '/sub', 0o700)
+    os.chmod(ctx + '/sub/inner.csv', 0o600)
+    os.unlink(ctx + '/sub/inner.csv')
+    os.rmdir(ctx + '/sub')
+    os.symlink({outside!r}, ctx + '/sub')
+def rewrite_manifest():
+    os.chmod(ctx + '/MANIFEST.json', 0o600)
+    with open(ctx + '/MANIFEST.json', 'w') as out:
+        json.dump({{name: '0' * 64 for name in ('data.csv', 'sub/inner.csv', 'private.txt')}}, out)
+attempt('file', swap_file)
+attempt('folder', swap_folder)
+attempt('manifest', rewrite_manifest)
+report.close()
+os._exit(1)
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["", "bwrap"])
+async def test_rematerializing_context_follows_nothing_agent_code_planted(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path, sandbox: str
+) -> None:
+    from jupyter_resolve.scratch.sandbox import bwrap_available
+
+    if sandbox == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap cannot create namespaces on this machine")
+    gateway.kernels.sandbox = sandbox
+    (jp_root_dir / "data.csv").write_text("a,b\n1,2\n")
+    (jp_root_dir / "sub").mkdir()
+    (jp_root_dir / "sub" / "inner.csv").write_text("inner\n")
+    (jp_root_dir / "private.txt").write_text("not attached")
+    outside = tmp_path / "outside"  # outside the server root
+    outside.mkdir()
+    (outside / "inner.csv").write_text("precious")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    victim.chmod(0o644)
+    session = f"s-tamper{sandbox}"
+    script(
+        gateway,
+        tmp_path,
+        call("python", code=TAMPER.format(victim=str(victim), outside=str(outside))),
+        call("python", code="print(open('../context/data.csv').read())"),
+        {"content": "ok"},
+    )
+    stream = await server.chat("x", session_id=session, attachments=["data.csv", "sub/inner.csv"])
+    r = results(stream)
+    assert r[0]["ok"] is False and "died" in r[0]["output"]  # the kernel was killed
+    assert r[1]["ok"] is True and "a,b" in r[1]["output"]  # re-materialized, from the root
+    # Nothing outside context/ was written, chmodded or removed.
+    assert victim.read_text() == "precious" and victim.stat().st_mode & 0o777 == 0o644
+    assert (outside / "inner.csv").read_text() == "precious"
+    assert sorted(p.name for p in outside.iterdir()) == ["inner.csv"]
+    context = jp_root_dir / ".resolve" / "sessions" / session / "context"
+    for rel, text in (("data.csv", "a,b\n1,2\n"), ("sub/inner.csv", "inner\n")):
+        path = context / rel
+        assert not path.is_symlink() and not path.parent.is_symlink()
+        assert path.read_text() == text and path.stat().st_mode & 0o777 == 0o400
+    # The manifest the agent rewrote is not what the gateway went by; it was put back.
+    assert not (context / "private.txt").exists()
+    manifest = json.loads((context / "MANIFEST.json").read_text())
+    assert sorted(manifest) == ["data.csv", "sub/inner.csv"]
+    record = jp_root_dir / ".resolve" / "context-manifests" / f"{session}.json"
+    assert json.loads(record.read_text()) == manifest
+    report = (context.parent / "work" / "tamper.log").read_text()
+    for what in ("file", "folder", "manifest"):
+        if sandbox == "bwrap":  # inside, context/ is read-only: no step got anywhere
+            assert f"{what} refused: [Errno 30] Read-only file system" in report
+        else:  # the agent did it all; the gateway above did not fall for it
+            assert f"{what} done" in report
+
+
+async def test_attachment_through_a_symlinked_folder_stays_in_context(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    deep = jp_root_dir / "a" / "b" / "c" / "d" / "e" / "f"
+    deep.mkdir(parents=True)
+    (deep / "inner.csv").write_text("deep data")
+    (jp_root_dir / "x.txt").write_text("x")
+    (jp_root_dir / "deep").symlink_to(deep)
+    # deep/../../../../../../x.txt is the root's x.txt, but taken literally under context/ the
+    # six '..' climb out of the session, .resolve and the server root.
+    climbing = "deep/" + "../" * 6 + "x.txt"
+    bad = await server.post(
+        "/resolve/api/chat",
+        {"messages": [{"role": "user", "content": "x"}], "attachments": [climbing]},
+    )
+    assert bad.status_code == 400 and "'..'" in bad.json()["error"]["message"]
+    assert not (jp_root_dir.parent / "x.txt").exists()
+    # Through the link, the copy lands where the file really is, relative to the root.
+    script(
+        gateway,
+        tmp_path,
+        call("read_file", path="context/a/b/c/d/e/f/inner.csv"),
+        {"content": "ok"},
+    )
+    stream = await server.chat("x", session_id="s-deep", attachments=["deep/inner.csv"])
+    assert results(stream)[0]["output"].strip().endswith("deep data")
+    context = jp_root_dir / ".resolve" / "sessions" / "s-deep" / "context"
+    assert not (context / "deep").exists()
+    assert sorted(json.loads((context / "MANIFEST.json").read_text())) == ["a/b/c/d/e/f/inner.csv"]
+
+
+async def test_health_says_whether_agent_code_is_sandboxed(server: Server, gateway: Any) -> None:
+    from jupyter_resolve.scratch.sandbox import bwrap_available
+
+    # The default is auto: bubblewrap where it works on this machine.
+    expected = "bwrap" if bwrap_available() else ""
+    assert gateway.kernels.sandbox == expected
+    sandbox = (await server.get("/resolve/api/health")).json()["sandbox"]
+    if expected:
+        assert sandbox == {"kind": "bwrap", "label": "sandboxed"}
+    else:
+        assert sandbox == {"kind": "none", "label": "unsandboxed: agent code runs as you"}
+    gateway.kernels.sandbox = ""
+    sandbox = (await server.get("/resolve/api/health")).json()["sandbox"]
+    assert sandbox == {"kind": "none", "label": "unsandboxed: agent code runs as you"}
+
+
+def test_sandbox_setting_maps_to_what_kernels_use() -> None:
+    import logging
+
+    from traitlets import TraitError
+
+    from jupyter_resolve.config import Resolve
+    from jupyter_resolve.scratch.sandbox import bwrap_available, effective_sandbox
+
+    log = logging.getLogger("test-sandbox")
+    assert Resolve().sandbox == "auto"
+    assert effective_sandbox("none", log) == "" and effective_sandbox("", log) == ""  # old configs
+    assert effective_sandbox("bwrap", log) == "bwrap"  # asked for: never silently dropped
+    assert effective_sandbox("auto", log) == ("bwrap" if bwrap_available() else "")
+    with pytest.raises(TraitError):
+        Resolve(sandbox="firejail")
+
+
+def test_sandbox_mounts_hide_after_they_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mount order: the server root inside a hidden home is shown again, the runtime
+    directory inside that server root is hidden after it, and a home of / hides nothing."""
+    from jupyter_resolve.scratch.sandbox import bwrap_prefix
+
+    home = tmp_path / "home"
+    runtime = home / ".local" / "share" / "jupyter" / "runtime"
+    session = home / ".resolve" / "sessions" / "s1"
+    for folder in (runtime, session / "work", session / "context"):
+        folder.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    argv = bwrap_prefix(session, home, False, state_dir=home / ".resolve")
+    pairs = list(itertools.pairwise(argv))
+    where = {pair: index for index, pair in enumerate(pairs)}
+    shown, hidden = ("--ro-bind", str(home)), ("--tmpfs", str(runtime))
+    assert where[("--tmpfs", str(home))] < where[shown] < where[hidden]
+    assert (
+        where[shown] < where[("--tmpfs", str(home / ".resolve"))] < where[("--bind", str(session))]
+    )
+    assert where[("--bind", str(session))] < where[("--ro-bind", str(session / "context"))]
+    assert {"--unshare-pid", "--unshare-ipc", "--unshare-net"} <= set(argv)
+    assert ("--cap-drop", "ALL") in pairs
+    monkeypatch.setenv("HOME", "/")
+    assert ("--tmpfs", "/") not in list(itertools.pairwise(bwrap_prefix(session, home, False)))

@@ -103,9 +103,10 @@ def test_quickstart(server: RunningServer, executed: dict[Path, Any]) -> None:
     # _resolve: the plot run's id and reason, its text and the SVG the tool call showed.
     assert "stop\n(offline scripted model) I will run your code" in text
     assert "('python', 'done', ['image/svg+xml'])" in text
-    # The plot is in the widget state (live view) and inline in the Markdown fallback.
+    # The plot is in the widget state (live view, as an image: never inline SVG) and inline in
+    # the Markdown fallback.
     state = json.dumps(notebook.metadata["widgets"])
-    assert "image/svg+xml" in state and "<svg" in state
+    assert "data:image/svg+xml;base64," in state and "<svg" not in state
     assert "data:image/svg+xml;base64," in text
     # One session: the scratch kernel kept `total` (interpolated from n = 10) for the next turn.
     assert "\n45\n" in text and "\n90\n" in text

@@ -67,3 +67,180 @@ async def test_the_key_is_taken_out_of_the_servers_environment(server: Server) -
     # Kernels and terminals the server starts inherit its environment: the key is not there.
     assert "CANARY_PROVIDER_KEY" not in os.environ
     assert (await server.get("/resolve/api/health")).json()["provider"]["api_key_set"] is True
+
+
+# What agent code can find on this machine: every process's initial environment and command
+# line, and every JSON file under the server root and the Jupyter runtime directory (the
+# server's jpserver-<pid>.json, kernels' connection files). Written to a file, not printed: the
+# tool output is cut at 20,000 characters, and the unsandboxed control run finds a lot.
+SCAN = """
+import json, os
+found = {{"pids": {{}}, "files": {{}}}}
+for pid in sorted(p for p in os.listdir('/proc') if p.isdigit()):
+    entry = found["pids"][pid] = {{}}
+    for name in ('environ', 'cmdline'):
+        try:
+            with open(f'/proc/{{pid}}/{{name}}', 'rb') as handle:
+                entry[name] = handle.read().decode('utf-8', 'replace')
+        except OSError as exc:
+            entry[name] = f'unreadable: {{exc}}'
+for top in {tops!r}:
+    for folder, _, names in os.walk(top):
+        for name in names:
+            if name.endswith('.json'):
+                path = os.path.join(folder, name)
+                try:
+                    with open(path) as handle:
+                        found["files"][path] = handle.read()
+                except OSError as exc:
+                    found["files"][path] = f'unreadable: {{exc}}'
+with open({dest!r}, 'w') as out:
+    json.dump(found, out)
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _resolve_token_of(kernel_dump: dict[str, Any], connection_file: str) -> str:
+    for entry in kernel_dump["pids"].values():
+        if connection_file in entry["cmdline"]:
+            for item in entry["environ"].split("\0"):
+                if item.startswith("JUPYTER_RESOLVE_TOKEN="):
+                    return item.partition("=")[2]
+    raise AssertionError("the user's kernel (or its JUPYTER_RESOLVE_TOKEN) was not found")
+
+
+def test_sandboxed_agent_code_cannot_read_secrets_through_proc(tmp_path: Path) -> None:
+    """Issue 14, item 4: a real server holding a provider key and a Jupyter token in its
+    initial environment, its token in jpserver-<pid>.json under a server root that is also the
+    home, a user kernel holding JUPYTER_RESOLVE_TOKEN, and agent-httpd. The same scan finds all
+    of them from outside (the same-user limit) and none from sandboxed agent code."""
+    import os
+    import secrets
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from jupyter_resolve.scratch.sandbox import bwrap_available
+    from tests.conftest import runtime_binary
+
+    if not bwrap_available():
+        pytest.skip("bubblewrap cannot create namespaces on this machine")
+    provider_key, jupyter_token = f"sk-canary-{secrets.token_hex(8)}", secrets.token_hex(24)
+    root, config = (
+        tmp_path / "root",
+        tmp_path / "config",
+    )  # root is the home, as for `jupyter lab` in ~
+    root.mkdir()
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}}})
+    )
+    runtime_dir = root / ".local" / "share" / "jupyter" / "runtime"
+    tops = [str(root), str(runtime_dir)]
+    script_file = tmp_path / "script.jsonl"
+    code = SCAN.format(tops=tops, dest="scan.json")  # relative: the scratch kernel's work/
+    turns = [{"content": "", "tool_calls": [{"name": "python", "arguments": {"code": code}}]}]
+    script_file.write_text("".join(json.dumps(t) + "\n" for t in [*turns, {"content": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "CANARY"))}
+    env.update(
+        HOME=str(root),
+        JUPYTER_CONFIG_DIR=str(config),
+        JUPYTER_TOKEN=jupyter_token,  # in the server's initial environment
+        CANARY_PROVIDER_KEY=provider_key,  # likewise, though the gateway pops it from os.environ
+    )
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            *("-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={port}"),
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            f"--Resolve.runtime_path={runtime_binary()}",
+            f"--Resolve.script={script_file}",
+            "--Resolve.api_key_env=CANARY_PROVIDER_KEY",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+    headers = {"Authorization": f"token {jupyter_token}"}
+    try:
+        with httpx.Client(base_url=base, headers=headers, timeout=60, trust_env=False) as http:
+            deadline = time.monotonic() + 60
+            while True:
+                assert proc.poll() is None, log.read_text()
+                try:
+                    if http.get("/resolve/api/health").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            health = http.get("/resolve/api/health").json()
+            assert health["sandbox"] == {"kind": "bwrap", "label": "sandboxed"}  # the default
+            runtime_pid = str(health["runtime"]["pid"])
+            kernel_id = http.post("/api/kernels", json={"name": "python3"}).json()["id"]
+            connection_file = str(runtime_dir / f"kernel-{kernel_id}.json")
+            with http.stream(
+                "POST",
+                "/resolve/api/chat",
+                json={"messages": [{"role": "user", "content": "scan"}], "session_id": "s-scan"},
+            ) as response:
+                body = "".join(response.iter_text())
+            assert "event: run.completed" in body, body
+
+            # The control: the same scan from outside the sandbox finds every secret.
+            subprocess.run(
+                [sys.executable, "-c", SCAN.format(tops=tops, dest="control.json")],
+                cwd=tmp_path,
+                check=True,
+                timeout=120,
+            )
+            control = json.loads((tmp_path / "control.json").read_text())
+            resolve_token = _resolve_token_of(control, connection_file)
+            kernel_key = json.loads(control["files"][connection_file])["key"]
+            secrets_found = {
+                "provider key": provider_key,
+                "Jupyter token": jupyter_token,
+                "JUPYTER_RESOLVE_TOKEN": resolve_token,
+                "user kernel's key": kernel_key,
+            }
+            outside = json.dumps(control)
+            for name, value in secrets_found.items():
+                assert value in outside, f"the control scan missed the {name}"
+            assert "agent-httpd" in control["pids"][runtime_pid]["cmdline"]
+            assert any(path.rsplit("/", 1)[-1].startswith("jpserver-") for path in control["files"])
+
+            # Sandboxed agent code: its own processes only, no runtime dir, no secret.
+            inside = (root / ".resolve" / "sessions" / "s-scan" / "work" / "scan.json").read_text()
+            for name, value in secrets_found.items():
+                assert value not in inside, f"sandboxed agent code read the {name}"
+            scan = json.loads(inside)
+            assert "agent-httpd" not in inside and "jupyter_server" not in inside
+            for pid, entry in scan["pids"].items():  # bwrap's init, the kernel, its children
+                assert "ipykernel_launcher" in entry["cmdline"] or entry["cmdline"].startswith(
+                    "bwrap"
+                ), (pid, entry["cmdline"])
+            assert not any("jpserver-" in path or "kernel-" in path for path in scan["files"])
+            http.delete(f"/api/kernels/{kernel_id}")
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
