@@ -8,6 +8,7 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { IStateDB } from '@jupyterlab/statedb';
 import { Signal } from '@lumino/signaling';
 import { ChatModel } from './model';
 import { askAboutCell, promoteOutput } from './notebook';
@@ -19,17 +20,19 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
   id: 'jupyter-resolve-labextension:panel',
   description: 'The Resolve panel: chat with the research agent, runs, sessions and artifacts.',
   autoStart: true,
-  requires: [IRenderMimeRegistry, ILabShell],
+  requires: [IRenderMimeRegistry, ILabShell, IStateDB],
   optional: [ICommandPalette, ILayoutRestorer],
   provides: IResolveChat,
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     shell: ILabShell,
+    state: IStateDB,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null
   ): IResolveChat => {
-    const model = new ChatModel();
+    // sessions and the live run live in the workspace's state database
+    const model = new ChatModel(state);
     const panel = new ResolvePanel(model, rendermime);
     panel.title.icon = resolveIcon;
     panel.title.caption = 'Resolve';
