@@ -14,6 +14,7 @@ import {
   ISessionItem,
   sessionItems
 } from './run';
+import { DEFAULT_SETTINGS, IPanelSettings } from './settings';
 import {
   ISessionInfo,
   IStateStore,
@@ -68,7 +69,9 @@ export class ChatModel {
   healthError: string | null = null;
   souls: ISoul[] = [];
   soulsError: string | null = null;
-  soul = '';
+  soul = DEFAULT_SETTINGS.defaultSoul;
+  /** The panel's settings (the setting registry's, live). */
+  settings: IPanelSettings = DEFAULT_SETTINGS;
   mode: 'chat' | 'task' = 'chat';
   error: string | null = null;
   notice: string | null = null;
@@ -280,6 +283,17 @@ export class ChatModel {
 
   setSoul(soul: string): void {
     this.soul = soul;
+    this._emit();
+  }
+
+  /**
+   * Follow the settings: a new default soul applies unless another soul was picked here.
+   */
+  setSettings(settings: IPanelSettings): void {
+    if (this.soul === this.settings.defaultSoul) {
+      this.soul = settings.defaultSoul;
+    }
+    this.settings = settings;
     this._emit();
   }
 
