@@ -8,10 +8,10 @@ PYTHON ?= python3
 APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromium
 # The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
 # linked into the venv's share/jupyter/labextensions/ (a wheel ships it there as shared data).
-LABEXT_NAME := jupyter-resolve-labextension
+LABEXT_NAME := jupyter-resolve
 LABEXT_OUT := jupyter_resolve/labextension/package.json
 LABEXT_LINK := $(VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
-LABEXT_SRC := $(shell find labextension/src labextension/style -type f 2>/dev/null) \
+LABEXT_SRC := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
 # Where `make lab` serves; the scripted model needs no network and no key.
 LAB_PORT ?= 8888
@@ -38,6 +38,7 @@ $(HUB_PROXY): | $(STAMP)
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
+	@rm -f $(dir $(LABEXT_LINK))jupyter-resolve-labextension # its name before the plugin ids were jupyter-resolve:*
 	@test "$$(readlink $(LABEXT_LINK))" = "$(CURDIR)/jupyter_resolve/labextension" || \
 		{ rm -rf $(LABEXT_LINK); ln -s $(CURDIR)/jupyter_resolve/labextension $(LABEXT_LINK); }
 
@@ -82,7 +83,7 @@ test-panel: setup
 
 # The panel in a real browser (Debian's chromium) against a real `jupyter lab`, XSRF and login on.
 test-browser: setup
-	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E '$(LABEXT_NAME).*enabled.*OK'
+	$(VENV)/bin/jupyter labextension list 2>&1 | grep -E '$(LABEXT_NAME) v[0-9.]+ .*enabled.*OK'
 	tests/browser/wheel-check.sh
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH node --test --test-concurrency=1 tests/browser/
 

@@ -8,34 +8,48 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStateDB } from '@jupyterlab/statedb';
 import { Signal } from '@lumino/signaling';
 import { ChatModel } from './model';
 import { askAboutCell, promoteOutput } from './notebook';
 import { ResolvePanel } from './panel/Panel';
+import { parseSettings } from './settings';
 import { CommandIDs, IResolveChat } from './tokens';
 import { resolveIcon } from './icon';
 
 const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
-  id: 'jupyter-resolve-labextension:panel',
+  id: 'jupyter-resolve:panel',
   description: 'The Resolve panel: chat with the research agent, runs, sessions and artifacts.',
   autoStart: true,
-  requires: [IRenderMimeRegistry, ILabShell],
-  optional: [ICommandPalette, ILayoutRestorer],
+  requires: [IRenderMimeRegistry, ILabShell, IStateDB],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
   provides: IResolveChat,
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     shell: ILabShell,
+    state: IStateDB,
     palette: ICommandPalette | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    settingRegistry: ISettingRegistry | null
   ): IResolveChat => {
-    const model = new ChatModel();
+    // sessions and the live run live in the workspace's state database
+    const model = new ChatModel(state);
     const panel = new ResolvePanel(model, rendermime);
     panel.title.icon = resolveIcon;
     panel.title.caption = 'Resolve';
     shell.add(panel, 'right', { rank: 200 });
     restorer?.add(panel, 'jupyter-resolve-panel');
     void model.start();
+    settingRegistry
+      ?.load(panelPlugin.id)
+      .then(settings => {
+        const follow = () => model.setSettings(parseSettings(settings.composite));
+        follow();
+        settings.changed.connect(follow);
+      })
+      .catch(reason => console.warn('jupyter-resolve: the panel settings did not load:', reason));
 
     app.commands.addCommand(CommandIDs.openPanel, {
       label: 'Open the Resolve panel',
@@ -97,7 +111,7 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
 };
 
 const notebookPlugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-resolve-labextension:notebook',
+  id: 'jupyter-resolve:notebook',
   description: 'Ask Resolve about a cell; promote a cell output to an artifact.',
   autoStart: true,
   requires: [IResolveChat, INotebookTracker],

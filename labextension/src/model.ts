@@ -14,6 +14,15 @@ import {
   ISessionItem,
   sessionItems
 } from './run';
+import { DEFAULT_SETTINGS, IPanelSettings } from './settings';
+import {
+  ISessionInfo,
+  IStateStore,
+  IStoredLive,
+  listSessions,
+  liveSnapshot,
+  PanelState
+} from './state';
 import { IHealth, IRunEvent, IRunInfo, ISoul } from './validate';
 
 /** One exchange: what the person asked and the run that answered. */
@@ -26,54 +35,6 @@ export interface ITurn {
 /** What was asked in a turn: as sent from here, else as the run log kept it. */
 export function promptOf(turn: ITurn): string {
   return turn.user || turn.run.prompt;
-}
-
-/** A session as the panel lists it. */
-export interface ISessionInfo {
-  readonly id: string;
-  readonly title: string;
-  readonly runs: number;
-  readonly startedAt: number;
-}
-
-interface IStoredSession {
-  id: string;
-  title: string;
-  startedAt: number;
-  /** run id → the prompt that started it (prompts are not in the run log). */
-  prompts: { [runId: string]: string };
-}
-
-interface IStoredLive {
-  sessionId: string;
-  user: string;
-  run: IRunView;
-}
-
-const KEY = 'jupyter-resolve:';
-const LIVE_KEY = KEY + 'live';
-const SESSIONS_KEY = KEY + 'sessions';
-const CURRENT_KEY = KEY + 'current-session';
-
-function load<T>(key: string, fallback: T): T {
-  try {
-    const raw = window.localStorage.getItem(key);
-    return raw ? (JSON.parse(raw) as T) : fallback;
-  } catch {
-    return fallback;
-  }
-}
-
-function save(key: string, value: unknown): void {
-  try {
-    if (value === null) {
-      window.localStorage.removeItem(key);
-    } else {
-      window.localStorage.setItem(key, JSON.stringify(value));
-    }
-  } catch {
-    // storage full or disabled: reattach falls back to a replay from the start
-  }
 }
 
 /** A message to show about an endpoint that is missing or failing. */
@@ -92,6 +53,11 @@ export function describeError(error: unknown, what: string): string {
 
 /** The panel's model. */
 export class ChatModel {
+  /** `store` keeps the sessions and the live run across reloads (the app's `IStateDB`). */
+  constructor(store: IStateStore) {
+    this._state = new PanelState(store);
+  }
+
   /** Emitted on every change; the view re-renders. */
   get changed(): ISignal<this, void> {
     return this._changed;
@@ -103,7 +69,9 @@ export class ChatModel {
   healthError: string | null = null;
   souls: ISoul[] = [];
   soulsError: string | null = null;
-  soul = '';
+  soul = DEFAULT_SETTINGS.defaultSoul;
+  /** The panel's settings (the setting registry's, live). */
+  settings: IPanelSettings = DEFAULT_SETTINGS;
   mode: 'chat' | 'task' = 'chat';
   error: string | null = null;
   notice: string | null = null;
@@ -135,8 +103,9 @@ export class ChatModel {
   async start(): Promise<void> {
     void this.refreshHealth();
     void this.refreshSouls();
-    const live = load<IStoredLive | null>(LIVE_KEY, null);
-    const current = live?.sessionId ?? load<string | null>(CURRENT_KEY, null);
+    await this._state.restore();
+    const live = this._state.live;
+    const current = live?.sessionId ?? this._state.current;
     if (current) {
       await this.openSession(current, live);
     }
@@ -171,29 +140,13 @@ export class ChatModel {
     this.sessionId = null;
     this.turns = [];
     this.error = null;
-    save(CURRENT_KEY, null);
+    this._state.setCurrent(null);
     this._emit();
   }
 
   /** Sessions known to this browser and to the server's runs list. */
   async listSessions(): Promise<ISessionInfo[]> {
-    const stored = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
-    const byId = new Map<string, { title: string; runs: number; startedAt: number }>();
-    for (const s of Object.values(stored)) {
-      byId.set(s.id, { title: s.title, runs: Object.keys(s.prompts).length, startedAt: s.startedAt });
-    }
-    const runs = await api.runs();
-    const counts = new Map<string, number>();
-    for (const r of runs) {
-      counts.set(r.session_id, (counts.get(r.session_id) ?? 0) + 1);
-      if (!byId.has(r.session_id)) {
-        const title = r.prompt ? r.prompt.slice(0, 60) : r.session_id;
-        byId.set(r.session_id, { title, runs: 0, startedAt: r.started_at * 1000 });
-      }
-    }
-    return [...byId.entries()]
-      .map(([id, s]) => ({ id, title: s.title, runs: counts.get(id) ?? s.runs, startedAt: s.startedAt }))
-      .sort((a, b) => b.startedAt - a.startedAt);
+    return listSessions(this._state.sessions, await api.runs());
   }
 
   /** The server's runs, newest first. */
@@ -215,9 +168,9 @@ export class ChatModel {
     this.sessionId = sessionId;
     this.turns = [];
     this.error = null;
-    save(CURRENT_KEY, sessionId);
+    this._state.setCurrent(sessionId);
     this._emit();
-    const stored = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {})[sessionId];
+    const stored = this._state.sessions[sessionId];
     let items: ISessionItem[];
     try {
       items = sessionItems(await api.runs(sessionId));
@@ -235,8 +188,8 @@ export class ChatModel {
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       const turn = turns[i];
-      if (live && live.run.runId === item.id) {
-        turn.run = live.run;
+      if (live && live.runId === item.id) {
+        turn.run = live.run ?? turn.run;
         turn.user = live.user;
       }
       if (item.live) {
@@ -247,8 +200,8 @@ export class ChatModel {
         await this._replay(turn, item, turn.run.lastEventId, ended);
       }
     }
-    if (live && !items.some(item => item.id === live.run.runId)) {
-      save(LIVE_KEY, null);
+    if (live && !items.some(item => item.id === live.runId)) {
+      this._state.setLive(null);
     }
   }
 
@@ -297,7 +250,7 @@ export class ChatModel {
       }
     } finally {
       this._streaming = false;
-      save(LIVE_KEY, null);
+      this._state.setLive(null);
       this._emit();
     }
   }
@@ -333,6 +286,17 @@ export class ChatModel {
     this._emit();
   }
 
+  /**
+   * Follow the settings: a new default soul applies unless another soul was picked here.
+   */
+  setSettings(settings: IPanelSettings): void {
+    if (this.soul === this.settings.defaultSoul) {
+      this.soul = settings.defaultSoul;
+    }
+    this.settings = settings;
+    this._emit();
+  }
+
   setMode(mode: 'chat' | 'task'): void {
     this.mode = mode;
     this._emit();
@@ -350,7 +314,7 @@ export class ChatModel {
     if (first && turn.run.runId) {
       this.sessionId = turn.run.sessionId || this.sessionId;
       if (this.sessionId) {
-        save(CURRENT_KEY, this.sessionId);
+        this._state.setCurrent(this.sessionId);
       }
     }
     const started =
@@ -358,16 +322,7 @@ export class ChatModel {
     if (started && this.sessionId && this._streaming) {
       // remember what was asked in this browser, by run (or task) id, for the sessions list
       const id = event.type === 'task.started' ? String(event.data.task_id) : event.data.run_id;
-      const sessions = load<{ [id: string]: IStoredSession }>(SESSIONS_KEY, {});
-      const s = sessions[this.sessionId] ?? {
-        id: this.sessionId,
-        title: turn.user.slice(0, 60),
-        startedAt: Date.now(),
-        prompts: {}
-      };
-      s.prompts[id] = turn.user;
-      sessions[this.sessionId] = s;
-      save(SESSIONS_KEY, sessions);
+      this._state.rememberPrompt(this.sessionId, id, turn.user);
     }
     if (this._streaming && turn.run.runId && !turn.run.task) {
       this._cacheLive(turn);
@@ -377,17 +332,16 @@ export class ChatModel {
 
   private _cacheLive(turn: ITurn): void {
     if (isFinished(turn.run)) {
-      save(LIVE_KEY, null);
+      this._state.setLive(null);
       return;
     }
     const now = Date.now();
-    if (now - this._lastCache < 250 && turn.run.parts[turn.run.parts.length - 1]?.kind === 'text') {
-      return; // text deltas: at most four writes a second; other events always
+    const last = turn.run.parts[turn.run.parts.length - 1]?.kind;
+    if (now - this._lastCache < 1000 && (last === 'text' || last === 'reasoning')) {
+      return; // text: at most one write a second (each saves the workspace); other events always
     }
     this._lastCache = now;
-    const live: IStoredLive = { sessionId: turn.run.sessionId, user: turn.user, run: turn.run };
-    const raw = JSON.stringify(live);
-    save(LIVE_KEY, raw.length < 2_000_000 ? live : null);
+    this._state.setLive(liveSnapshot(turn.user, turn.run));
   }
 
   private async _replay(
@@ -422,7 +376,7 @@ export class ChatModel {
       this.error = describeError(error, 'Reattach');
     } finally {
       this._streaming = false;
-      save(LIVE_KEY, null);
+      this._state.setLive(null);
       this._emit();
     }
   }
@@ -432,6 +386,7 @@ export class ChatModel {
   }
 
   private _changed = new Signal<this, void>(this);
+  private _state: PanelState;
   private _streaming = false;
   private _lastCache = 0;
 }

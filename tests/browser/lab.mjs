@@ -223,6 +223,22 @@ export async function send(page, text) {
   );
 }
 
+/**
+ * Wait until the workspace on the server holds the panel's state under `key` (and `check(value)`
+ * holds): JupyterLab saves its state database with the workspace half a second after the last
+ * change, so a reload sooner would find the state of before.
+ */
+export async function waitForSavedState(lab, key, check = () => true, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const workspace = await (await lab.api('lab/api/workspaces/default')).json();
+    const value = workspace.data?.[key];
+    if (value !== undefined && check(value)) return;
+    if (Date.now() > deadline) throw new Error(`the workspace has no ${key} after ${timeout} ms`);
+    await new Promise(r => setTimeout(r, 100));
+  }
+}
+
 export async function shot(target, name) {
   await target.screenshot({ path: join(outputDir, `${name}.png`) });
 }

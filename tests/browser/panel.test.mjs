@@ -1,7 +1,15 @@
 // The Resolve panel in chromium against a real `jupyter lab` on the offline scripted model.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dismissToasts, labForSuite, openPanel, send, shot, waitForLab } from './lab.mjs';
+import {
+  dismissToasts,
+  labForSuite,
+  openPanel,
+  send,
+  shot,
+  waitForLab,
+  waitForSavedState
+} from './lab.mjs';
 
 const SVG_CODE =
   "from IPython.display import SVG, display; display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" " +
@@ -89,6 +97,8 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await send(page, "Wait:\n```python\nimport time; time.sleep(12); print('slept well')\n```");
     await panel.locator('.jp-resolve-tool-running').last().waitFor();
     const turns = await panel.locator('.jp-resolve-user').count();
+    // the live run reached the workspace on the server (the state a reload starts from)
+    await waitForSavedState(suite.lab, 'jupyter-resolve:live', live => live.user.includes('slept well'));
     const resumed = [];
     page.on('request', request => {
       if (/\/resolve\/api\/runs\/[^/]+\/events/.test(request.url())) {

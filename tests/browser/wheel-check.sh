@@ -17,5 +17,5 @@ cd "$work"
 listing="$("$work/venv/bin/python" -c \
   'from jupyterlab.labextensions import LabExtensionApp; LabExtensionApp.launch_instance(["list"])' 2>&1)"
 echo "$listing"
-echo "$listing" | grep -E 'jupyter-resolve-labextension v[0-9.]+ .*enabled.*OK' >/dev/null
-echo "wheel: jupyter-resolve-labextension enabled and OK"
+echo "$listing" | grep -E 'jupyter-resolve v[0-9.]+ .*enabled.*OK' >/dev/null
+echo "wheel: jupyter-resolve enabled and OK"

@@ -7,3 +7,5 @@ export const run = require(built + 'run.js');
 export const sseParser = require(built + 'sse-parser.js');
 export const validate = require(built + 'validate.js');
 export const media = require(built + 'media.js');
+export const settings = require(built + 'settings.js');
+export const state = require(built + 'state.js');

@@ -3,6 +3,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { ChatModel, ITurn, promptOf } from '../model';
 import { IRunView, emptySummary } from '../run';
+import { composerHint, sends } from '../settings';
 import { Markdown } from './Rendered';
 import { ToolCard } from './ToolCard';
 
@@ -72,12 +73,12 @@ function Answer(props: {
           case 'text':
             return <Markdown key={i} rendermime={props.rendermime} text={part.text} />;
           case 'reasoning':
-            return (
+            return props.model.settings.showReasoning ? (
               <details key={i} className="jp-resolve-reasoning">
                 <summary>Reasoning</summary>
                 <div>{part.text}</div>
               </details>
-            );
+            ) : null;
           case 'step':
             return (
               <div key={i} className="jp-resolve-step-title">
@@ -129,12 +130,12 @@ function Composer(props: { readonly model: ChatModel }): JSX.Element {
       <textarea
         className="jp-resolve-input"
         aria-label="Message to Resolve"
-        placeholder="Ask Resolve… (Enter sends, Shift+Enter breaks the line)"
+        placeholder={composerHint(model.settings.sendKey)}
         value={text}
         rows={3}
         onChange={e => setText(e.target.value)}
         onKeyDown={e => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+          if (sends(e.nativeEvent, model.settings.sendKey)) {
             e.preventDefault();
             send();
           }

@@ -2,7 +2,8 @@
 import { Clipboard } from '@jupyterlab/apputils';
 import * as React from 'react';
 import * as api from '../api';
-import { ChatModel, describeError, ISessionInfo } from '../model';
+import { ChatModel, describeError } from '../model';
+import { ISessionInfo } from '../state';
 import { IArtifact, IRunInfo } from '../validate';
 
 function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | null, string | null, () => void] {

@@ -70,6 +70,10 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
             onChange={e => model.setSoul(e.target.value)}
           >
             <option value="">default soul</option>
+            {model.soul && !model.souls.some(s => s.name === model.soul) && (
+              // the settings' default soul, before the list loads or when this server lacks it
+              <option value={model.soul}>{model.soul}</option>
+            )}
             {model.souls.map(s => (
               <option key={s.name} value={s.name} title={s.description}>
                 {s.name}

@@ -1,0 +1,293 @@
+/**
+ * What the panel remembers across reloads: the sessions started in this workspace (with what
+ * was asked), the session shown, and the live run to reattach to. It lives in a small key-value
+ * store — JupyterLab's `IStateDB` in the app, an in-memory one in tests — and is checked when
+ * read back, since a workspace file may hold an older shape (pure: no I/O, no DOM).
+ */
+import type { ReadonlyPartialJSONValue } from '@lumino/coreutils';
+import { IRunView, isFinished } from './run';
+import { IRunInfo } from './validate';
+
+/** The store behind the panel's state; `IStateDB` is one. */
+export interface IStateStore {
+  /** The value saved under `id`, or undefined. */
+  fetch(id: string): Promise<ReadonlyPartialJSONValue | undefined>;
+  /** Save `value` under `id`. */
+  save(id: string, value: ReadonlyPartialJSONValue): Promise<void>;
+  /** Forget `id`. */
+  remove(id: string): Promise<void>;
+}
+
+/** The store's keys. */
+export namespace StateKeys {
+  export const sessions = 'jupyter-resolve:sessions';
+  export const current = 'jupyter-resolve:current-session';
+  export const live = 'jupyter-resolve:live';
+}
+
+/** A session started here: its title and what was asked in each of its runs. */
+export interface IStoredSession {
+  readonly id: string;
+  readonly title: string;
+  /** Epoch milliseconds. */
+  readonly startedAt: number;
+  /** Run (or task) id → the prompt sent from here. */
+  readonly prompts: { readonly [runId: string]: string };
+}
+
+/** Sessions by id. */
+export type StoredSessions = { readonly [id: string]: IStoredSession };
+
+/** The live run, cached as its events arrive, to resume after a reload. */
+export interface IStoredLive {
+  readonly sessionId: string;
+  readonly runId: string;
+  /** What was asked. */
+  readonly user: string;
+  /** The run folded up to `run.lastEventId`; null when too large to keep (replay from start). */
+  readonly run: IRunView | null;
+}
+
+/** A session as the panel lists it. */
+export interface ISessionInfo {
+  readonly id: string;
+  readonly title: string;
+  readonly runs: number;
+  /** Epoch milliseconds. */
+  readonly startedAt: number;
+}
+
+/** The largest run view kept for a reattach, in JSON characters (the workspace is saved whole). */
+export const LIVE_CAP = 256_000;
+
+type Loose = { [key: string]: unknown };
+
+function isObject(value: unknown): value is Loose {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The sessions read back; entries of another shape are dropped. */
+export function restoreSessions(raw: unknown): StoredSessions {
+  const sessions: { [id: string]: IStoredSession } = {};
+  if (!isObject(raw)) {
+    return sessions;
+  }
+  for (const [id, s] of Object.entries(raw)) {
+    if (!isObject(s) || s.id !== id || typeof s.title !== 'string') {
+      continue;
+    }
+    const prompts: { [runId: string]: string } = {};
+    for (const [runId, prompt] of Object.entries(isObject(s.prompts) ? s.prompts : {})) {
+      if (typeof prompt === 'string') {
+        prompts[runId] = prompt;
+      }
+    }
+    const startedAt = typeof s.startedAt === 'number' ? s.startedAt : 0;
+    sessions[id] = { id, title: s.title, startedAt, prompts };
+  }
+  return sessions;
+}
+
+/** A cached run view read back, or null unless it has the fields the panel resumes from. */
+export function restoreRun(raw: unknown): IRunView | null {
+  if (
+    !isObject(raw) ||
+    typeof raw.runId !== 'string' ||
+    !raw.runId ||
+    typeof raw.sessionId !== 'string' ||
+    typeof raw.lastEventId !== 'number' ||
+    !Number.isInteger(raw.lastEventId) ||
+    raw.lastEventId < 0 ||
+    !Array.isArray(raw.parts) ||
+    !isObject(raw.tools) ||
+    !Array.isArray(raw.errors) ||
+    !Array.isArray(raw.steps) ||
+    typeof raw.startedAt !== 'number' ||
+    raw.endedAt !== null ||
+    typeof raw.task !== 'boolean'
+  ) {
+    return null;
+  }
+  return raw as unknown as IRunView;
+}
+
+/** The live run read back, or null; a run view of another shape is dropped (replay from start). */
+export function restoreLive(raw: unknown): IStoredLive | null {
+  if (
+    !isObject(raw) ||
+    typeof raw.sessionId !== 'string' ||
+    !raw.sessionId ||
+    typeof raw.runId !== 'string' ||
+    !raw.runId ||
+    typeof raw.user !== 'string'
+  ) {
+    return null;
+  }
+  const run = restoreRun(raw.run);
+  return {
+    sessionId: raw.sessionId,
+    runId: raw.runId,
+    user: raw.user,
+    run: run && run.runId === raw.runId ? run : null
+  };
+}
+
+/** The session id read back, or null. */
+export function restoreCurrent(raw: unknown): string | null {
+  return typeof raw === 'string' && raw ? raw : null;
+}
+
+/**
+ * What to cache for a live run: null once it has ended or before it has an id; without the
+ * view when its JSON is over `cap` characters.
+ */
+export function liveSnapshot(user: string, run: IRunView, cap = LIVE_CAP): IStoredLive | null {
+  if (!run.runId || !run.sessionId || isFinished(run)) {
+    return null;
+  }
+  const fits = JSON.stringify(run).length <= cap;
+  return { sessionId: run.sessionId, runId: run.runId, user, run: fits ? run : null };
+}
+
+/** The sessions with `prompt` recorded for run `runId` of session `sessionId`. */
+export function withPrompt(
+  sessions: StoredSessions,
+  sessionId: string,
+  runId: string,
+  prompt: string,
+  now: number
+): StoredSessions {
+  const s = sessions[sessionId] ?? {
+    id: sessionId,
+    title: prompt.slice(0, 60),
+    startedAt: now,
+    prompts: {}
+  };
+  return { ...sessions, [sessionId]: { ...s, prompts: { ...s.prompts, [runId]: prompt } } };
+}
+
+/** Sessions known here and to the server's runs list, newest first. */
+export function listSessions(stored: StoredSessions, runs: readonly IRunInfo[]): ISessionInfo[] {
+  const byId = new Map<string, { title: string; runs: number; startedAt: number }>();
+  for (const s of Object.values(stored)) {
+    byId.set(s.id, { title: s.title, runs: Object.keys(s.prompts).length, startedAt: s.startedAt });
+  }
+  const counts = new Map<string, number>();
+  for (const r of runs) {
+    counts.set(r.session_id, (counts.get(r.session_id) ?? 0) + 1);
+    if (!byId.has(r.session_id)) {
+      const title = r.prompt ? r.prompt.slice(0, 60) : r.session_id;
+      byId.set(r.session_id, { title, runs: 0, startedAt: r.started_at * 1000 });
+    }
+  }
+  return [...byId.entries()]
+    .map(([id, s]) => ({ id, title: s.title, runs: counts.get(id) ?? s.runs, startedAt: s.startedAt }))
+    .sort((a, b) => b.startedAt - a.startedAt);
+}
+
+/**
+ * The panel's state, held in memory and written through to the store. It is read back as soon
+ * as it is made; writes wait for that, so nothing read can overwrite them, and several writes of
+ * one key while waiting make one. Writes are not awaited: a store that fails loses only what a
+ * reload would resume from.
+ */
+export class PanelState {
+  constructor(store: IStateStore) {
+    this._store = store;
+    this._ready = this._read();
+  }
+
+  /** Sessions started here. */
+  get sessions(): StoredSessions {
+    return this._sessions;
+  }
+
+  /** The session shown, or null. */
+  get current(): string | null {
+    return this._current;
+  }
+
+  /** The live run cached for a reattach, or null. */
+  get live(): IStoredLive | null {
+    return this._live;
+  }
+
+  /**
+   * Resolves once the state is read back (the app's store answers once the workspace is
+   * loaded). What was set meanwhile wins over what is read.
+   */
+  restore(): Promise<void> {
+    return this._ready;
+  }
+
+  /** Show session `id` (null: a new, unnamed session). */
+  setCurrent(id: string | null): void {
+    if (id === this._current && this._touched.has(StateKeys.current)) {
+      return;
+    }
+    this._current = id;
+    this._write(StateKeys.current);
+  }
+
+  /** Record what was asked in run (or task) `runId` of session `sessionId`. */
+  rememberPrompt(sessionId: string, runId: string, prompt: string, now = Date.now()): void {
+    this._sessions = withPrompt(this._sessions, sessionId, runId, prompt, now);
+    this._write(StateKeys.sessions);
+  }
+
+  /** Cache the live run (null: none to resume). */
+  setLive(live: IStoredLive | null): void {
+    if (live === null && this._live === null && this._touched.has(StateKeys.live)) {
+      return;
+    }
+    this._live = live;
+    this._write(StateKeys.live);
+  }
+
+  private async _read(): Promise<void> {
+    const [sessions, current, live] = await Promise.all(
+      [StateKeys.sessions, StateKeys.current, StateKeys.live].map(key =>
+        this._store.fetch(key).catch(() => undefined)
+      )
+    );
+    this._sessions = { ...restoreSessions(sessions), ...this._sessions };
+    if (!this._touched.has(StateKeys.current)) {
+      this._current = restoreCurrent(current);
+    }
+    if (!this._touched.has(StateKeys.live)) {
+      this._live = restoreLive(live);
+    }
+  }
+
+  private _write(key: string): void {
+    this._touched.add(key);
+    if (this._pending.has(key)) {
+      return; // the write already queued saves the value as it is then
+    }
+    this._pending.add(key);
+    void this._ready.then(async () => {
+      this._pending.delete(key);
+      const value =
+        key === StateKeys.sessions
+          ? this._sessions
+          : key === StateKeys.current
+            ? this._current
+            : this._live;
+      try {
+        await (value === null
+          ? this._store.remove(key)
+          : this._store.save(key, value as unknown as ReadonlyPartialJSONValue));
+      } catch (error) {
+        console.warn(`jupyter-resolve: could not save ${key}:`, error);
+      }
+    });
+  }
+
+  private _store: IStateStore;
+  private _ready: Promise<void>;
+  private _sessions: StoredSessions = {};
+  private _current: string | null = null;
+  private _live: IStoredLive | null = null;
+  private _touched = new Set<string>();
+  private _pending = new Set<string>();
+}
