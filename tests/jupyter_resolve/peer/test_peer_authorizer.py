@@ -12,22 +12,13 @@ from jupyter_server.auth.authorizer import Authorizer
 
 from tests.conftest import Server
 from tests.jupyter_resolve.peer.peerclient import PEERS, rpc
+from tests.jupyter_resolve.test_authorization import DenyAll, ReadOnly
 
 MESSAGE = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
 
 
 def body(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-
-
-class DenyAll(Authorizer):
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return False
-
-
-class ReadOnly(Authorizer):
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return action == "read"
 
 
 @pytest.fixture
