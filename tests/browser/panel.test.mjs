@@ -203,7 +203,8 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
         document.querySelector('.jp-Dialog') !== null ||
         document.querySelector('.jp-StatusBar-Widget')?.parentElement?.innerText.includes('Saving completed')
     );
-    assert.equal(await page.locator('.jp-Dialog').count(), 0, 'no "File Changed" dialog');
+    const dialogs = await page.locator('.jp-Dialog').allInnerTexts();
+    assert.deepEqual(dialogs, [], 'no dialog (such as "File Changed") after saving');
     const panel = await openPanel(page);
     await panel.locator('.jp-resolve-tab', { hasText: 'Artifacts' }).click();
     const rows = panel.locator('.jp-resolve-artifacts .jp-resolve-row');
