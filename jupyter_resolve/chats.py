@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .budget import Limits
-from .chat_body import build_agent_chat_body
-from .discipline import tool_discipline
-from .errors import BadRequest, Unavailable
-from .manifest import run_manifest
-from .models import ChatRequest
+from .contracts.bodies import ChatRequest
+from .contracts.budget import Limits
+from .contracts.chat_body import build_agent_chat_body
+from .contracts.discipline import tool_discipline
+from .contracts.errors import BadRequest, Unavailable
+from .contracts.run_manifest import run_manifest
 from .runs.manager import new_id
 from .runs.run import Run
 

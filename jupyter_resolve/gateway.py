@@ -20,16 +20,16 @@ from ._version import __version__
 from .artifacts import Artifacts, ArtifactStore
 from .chats import start_chat
 from .config import Resolve
-from .drift import compute_drift, soul_drift
-from .errors import ResolveError
+from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
+from .contracts.drift import compute_drift, soul_drift
+from .contracts.errors import ResolveError, RuntimeStartError
+from .contracts.policy import invalid_entries
 from .handlers.internal import internal_routes
-from .models import ChatRequest, ToolCallRequest, ToolResult
-from .policy import invalid_entries
 from .providers import make_provider
 from .providers.base import Provider
 from .runs.manager import RunManager
 from .runs.run import Run
-from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from .runtime.supervisor import RuntimeSupervisor
 from .scratch import sandbox as scratch_sandbox
 from .scratch.kernels import ScratchKernels
 from .souls import Soul, load_souls
@@ -38,7 +38,7 @@ from .tools.catalog import (
     DEFAULT_ALLOW,
     TRUSTED_TOOLS,
     ToolSchema,
-    bridge_manifest,
+    bridge_tools,
     implemented_names,
     load_schemas,
 )
@@ -217,8 +217,8 @@ class Gateway:
         return list(DEFAULT_ALLOW if configured is None else configured)
 
     def tool_specs(self) -> list[dict[str, Any]]:
-        """The bridge manifest given to the runtime: what the agent can see."""
-        return bridge_manifest(self.schemas, self.allowed_tools())
+        """The bridge tools given to the runtime: what the agent can see."""
+        return bridge_tools(self.schemas, self.allowed_tools())
 
     def tool_lists(self) -> dict[str, list[str]]:
         """The four lists of DESIGN 3.4, as this gateway has them."""

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import NotFound, ResolveError
-from .ids import Id
-from .models import ChatRequest
+from .contracts.bodies import ChatRequest
+from .contracts.errors import NotFound, ResolveError
+from .contracts.ids import Id
 from .runs.log import RunLog, close_live_logs, read_run_log
 from .runs.manager import new_id
 from .runs.run import Run
@@ -91,7 +91,7 @@ class TaskManager:
     def start(self, request: TaskRequest) -> Task:
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
         if missing:
-            from .errors import BadRequest
+            from .contracts.errors import BadRequest
 
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
         task_id = new_id("task")

@@ -7,9 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
-from ..errors import BadRequest, Conflict, NotFound, ResolveError
-from ..ids import check_id, optional_id
-from ..models import ChatRequest
+from ..contracts.bodies import ChatRequest
+from ..contracts.errors import BadRequest, Conflict, NotFound, ResolveError
+from ..contracts.ids import check_id, optional_id
 from ..tasks import TaskRequest
 from .base import ResolveHandler, authorized
 

@@ -9,11 +9,11 @@ from jupyter_core.utils import ensure_async
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..artifacts.media import BadMediaType, normalize_media_type, served_as
-from ..artifacts.models import PromoteRequest
+from ..artifacts.media import normalize_media_type, served_as
+from ..artifacts.records import PromoteRequest
 from ..artifacts.service import Promoted
-from ..errors import BadRequest, ResolveError
-from ..ids import check_id, optional_id
+from ..contracts.errors import BadMediaType, BadRequest, ResolveError
+from ..contracts.ids import check_id, optional_id
 from .base import ResolveHandler, authorized
 
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.

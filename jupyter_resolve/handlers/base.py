@@ -16,12 +16,12 @@ from pydantic import BaseModel, ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import BadRequest, ResolveError
+from ..contracts.errors import BadRequest, ResolveError, TooDeep
+from ..contracts.safejson import loads
+from ..contracts.sse import KEEPALIVE, SSE_HEADERS, format_event
 from ..gateway import Gateway
 from ..runs.run import Run
 from ..runs.stream import EventStream
-from ..safejson import TooDeep, loads
-from ..sse import KEEPALIVE, SSE_HEADERS, format_event
 from .internal import no_delay
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -8,10 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import ResolveError
-from ..facade import CompletionShaper
-from ..models import ChatMessage, ChatRequest
-from ..sse import SSE_HEADERS, format_data
+from ..contracts.bodies import ChatMessage, ChatRequest
+from ..contracts.completions import CompletionShaper
+from ..contracts.errors import ResolveError
+from ..contracts.sse import SSE_HEADERS, format_data
 from .base import ResolveHandler, authorized
 
 DEFAULT_MODEL_NAMES = ("", "resolve", "default")

@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import BadRequest, ProviderError, ResolveError
-from ..models import ToolCallRequest
+from ..contracts.bodies import ToolCallRequest
+from ..contracts.errors import BadRequest, ProviderError, ResolveError
+from ..contracts.sse import format_data
 from ..providers.wire_names import chunk_from_wire, request_to_wire
-from ..sse import format_data
 from .flushing import BurstFlusher
 
 if TYPE_CHECKING:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..contracts.errors import ClientError, ConnectionMissing
+
 if TYPE_CHECKING:
     import httpx
 
@@ -21,20 +23,6 @@ URL_ENV = "JUPYTER_RESOLVE_URL"
 TOKEN_ENV = "JUPYTER_RESOLVE_TOKEN"
 
 Event = dict[str, Any]
-
-
-class ClientError(Exception):
-    """A request to the gateway failed; ``status`` is the HTTP status (0: no answer)."""
-
-    def __init__(self, message: str, *, status: int = 0, code: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
-
-
-class ConnectionMissing(ClientError):
-    """The environment does not say where the gateway is."""
 
 
 MISSING_HELP = (

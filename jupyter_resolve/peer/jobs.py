@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import BadRequest, Conflict, NotFound, Unavailable
-from ..models import ChatMessage, ChatRequest
+from ..contracts.bodies import ChatMessage, ChatRequest
+from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..runs.run import Run
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
 from .limits import ID_PATTERN, id_problem

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .._version import __version__
-from ..errors import BadRequest, ResolveError
+from ..contracts.errors import BadRequest, ResolveError
 from .card import ANSWER_SKILL, build_card
 from .catalogue import SoulEntry, skill_entries, soul_entries, tool_entries
 from .grants import granted_tools, sandbox_refusal, usable_souls

@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..budget import Limits, exceeded
-from ..errors import NotFound
-from ..models import AgentChatBody, RunInfo
-from ..runtime.client import RuntimeGone, RuntimeRejected
-from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from ..contracts.bodies import AgentChatBody, RunInfo
+from ..contracts.budget import Limits, exceeded
+from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
+from ..runtime.supervisor import RuntimeSupervisor
 from .log import RunLog, close_live_logs, read_run_log
 from .run import APPROVAL_RELEASED, Run
 

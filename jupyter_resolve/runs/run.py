@@ -6,8 +6,8 @@ import asyncio
 import time
 from typing import Any
 
-from ..frames import FrameTranslator
-from ..models import CompletionReason, Event, EventType, RunInfo
+from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo
+from ..contracts.frames import FrameTranslator
 from .log import LoggedRun, RunLog
 from .stream import EventStream
 

@@ -7,20 +7,9 @@ from typing import Any
 
 import httpx
 
-from ..models import AgentChatBody
-from ..sse import data_payload
-
-
-class RuntimeGone(Exception):
-    """The runtime closed or dropped the connection before the run ended."""
-
-
-class RuntimeRejected(Exception):
-    """The runtime answered /chat with an error status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"runtime answered {status}: {message}")
-        self.status = status
+from ..contracts.bodies import AgentChatBody
+from ..contracts.errors import RuntimeGone, RuntimeRejected
+from ..contracts.sse import data_payload
 
 
 class RuntimeClient:

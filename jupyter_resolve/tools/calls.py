@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..errors import NotFound
-from ..models import ToolCallRequest, ToolResult
-from ..policy import decide
+from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.errors import NotFound
+from ..contracts.policy import decide
 from ..runs.run import APPROVAL_RELEASED, Run
 
 if TYPE_CHECKING:

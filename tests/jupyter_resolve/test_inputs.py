@@ -7,11 +7,11 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from jupyter_resolve import safejson
-from jupyter_resolve.errors import BadRequest
-from jupyter_resolve.ids import Id, check_id, is_id, optional_id
-from jupyter_resolve.models import ChatRequest, ToolCallRequest
-from jupyter_resolve.pathargs import PathArg, check_path_text
+from jupyter_resolve.contracts import safejson
+from jupyter_resolve.contracts.bodies import ChatRequest, ToolCallRequest
+from jupyter_resolve.contracts.errors import BadRequest
+from jupyter_resolve.contracts.ids import Id, check_id, is_id, optional_id
+from jupyter_resolve.contracts.pathargs import PathArg, check_path_text
 from jupyter_resolve.tasks import TaskRequest
 
 GOOD_IDS = ["a", "0", "run-20261129-201500-1a2b3c4d", "A.b_c-d", "a..", "x" * 128]

@@ -1,10 +1,15 @@
-"""An incremental Server-Sent Events decoder over bytes (pure: no I/O).
+"""Server-Sent Events (pure: no I/O): the frames the gateway writes, and one incremental
+decoder for every stream Python reads (the providers', the runtime's, the magics').
 
-Fed whatever byte pieces the network delivers, it returns the complete events. Lines are split
-on bytes (LF, with a trailing CR dropped), so a UTF-8 character split across reads is whole
-again before it is decoded. ``id:``, ``retry:`` and ``:`` comment lines are ignored. A
-``data: [DONE]`` line is an event at once, even when the server never sends the blank line
-after it; :meth:`SSEDecoder.close` flushes an event left open at end of stream.
+Writing: :func:`format_event` (``id:``/``event:``/``data:``, the public API's event streams) and
+:func:`format_data` (a bare ``data:`` frame, OpenAI-style streams), with :data:`KEEPALIVE` and
+:data:`SSE_HEADERS`.
+
+Reading: :class:`SSEDecoder` is fed whatever byte pieces the network delivers and returns the
+complete events. Lines are split on bytes (LF, with a trailing CR dropped), so a UTF-8 character
+split across reads is whole again before it is decoded. ``retry:`` and ``:`` comment lines are
+ignored. A ``data: [DONE]`` line is an event at once, even when the server never sends the blank
+line after it; :meth:`SSEDecoder.close` flushes an event left open at end of stream.
 """
 
 from __future__ import annotations
@@ -14,6 +19,34 @@ from dataclasses import dataclass
 from typing import Any
 
 DONE = "[DONE]"
+
+KEEPALIVE = b": keep-alive\n\n"
+
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+
+
+def format_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
+    """One frame: ``id: SEQ\\nevent: TYPE\\ndata: JSON\\n\\n``."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {seq}\nevent: {event_type}\ndata: {payload}\n\n".encode()
+
+
+def format_data(data: dict[str, Any] | str) -> bytes:
+    """A bare ``data:`` frame (OpenAI-style streams)."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
+
+
+def data_payload(line: str) -> str | None:
+    """The payload of a ``data:`` line (with or without the space), else None."""
+    if not line.startswith("data:"):
+        return None
+    payload = line[5:]
+    return payload[1:] if payload.startswith(" ") else payload
 
 
 @dataclass(frozen=True)
