@@ -8,9 +8,10 @@ from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..contracts.bodies import ChatRequest
-from ..contracts.errors import BadRequest, Conflict, NotFound, ResolveError
+from ..contracts.errors import BadRequest, ResolveError
 from ..contracts.ids import check_id, optional_id
-from ..tasks import TaskRequest
+from ..runs.approvals import decide
+from ..runs.tasks import TaskRequest
 from .base import ResolveHandler, authorized
 
 
@@ -114,13 +115,7 @@ class ApprovalHandler(ResolveHandler):
         try:
             check_id("run_id", run_id)
             decision = self.parse(ApprovalRequest).decision
-            run = self.gateway.runs.get(run_id)
-            future = run.approvals.get(call_id)
-            if future is None:
-                raise NotFound(f"run '{run_id}' has no call '{call_id}' waiting for approval")
-            if future.done():
-                raise Conflict(f"call '{call_id}' was already decided")
-            future.set_result(decision)
+            decide(self.gateway.runs.get(run_id), call_id, decision)
         except ResolveError as exc:
             return self.fail(exc)
         self.answer({"ok": True, "run_id": run_id, "call_id": call_id, "decision": decision})

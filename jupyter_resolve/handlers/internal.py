@@ -10,28 +10,35 @@ import contextlib
 import hmac
 import ipaddress
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..contracts.bodies import ToolCallRequest
+from ..contracts.bodies import ToolCallRequest, ToolResult
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
 from ..contracts.sse import format_data
+from ..providers.base import Provider
 from ..providers.wire_names import chunk_from_wire, request_to_wire
 from .flushing import BurstFlusher
 
-if TYPE_CHECKING:
-    from ..gateway import Gateway
+
+class InternalHost(Protocol):
+    """What the internal endpoints need of the gateway."""
+
+    runtime_token: str
+    provider: Provider
+
+    async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
 
 
 class InternalHandler(web.RequestHandler):
     """Base: loopback peers with the launch token only; JSON errors."""
 
-    gateway: Gateway
+    gateway: InternalHost
 
-    def initialize(self, gateway: Gateway) -> None:
+    def initialize(self, gateway: InternalHost) -> None:
         self.gateway = gateway
 
     def prepare(self) -> None:
@@ -140,7 +147,9 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
-def internal_routes(gateway: Gateway) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
+def internal_routes(
+    gateway: InternalHost,
+) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
     args = {"gateway": gateway}
     return [
         (r"/resolve/internal/v1/chat/completions", InferenceHandler, args),

@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import jupyter_resolve
 
 PACKAGE = Path(jupyter_resolve.__file__).parent
@@ -96,7 +94,6 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.xfail(strict=True, reason="gateway <-> chats, until the run lifecycle moves")
 def test_no_import_cycle() -> None:
     graph = package_graph()
     cycle = find_cycle(graph)
