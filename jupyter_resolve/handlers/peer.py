@@ -15,7 +15,7 @@ from jupyter_server.auth.decorator import allow_unauthenticated
 from pydantic import BaseModel, ConfigDict, Field
 from tornado import web
 
-from ..contracts.errors import ResolveError, RpcError, SignatureError
+from ..contracts.errors import RpcError, SignatureError
 from ..peer import jsonrpc
 from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
 from ..peer.service import PeerService
@@ -116,10 +116,7 @@ class InvokeHandler(PeerHandler):
         peer = self.signed_peer()
         if peer is None:
             return
-        try:
-            body = self.parse(InvokeBody)
-        except ResolveError as exc:
-            return self.fail(exc)
+        body = self.parse(InvokeBody)
         reply = await self.peers.invoke(peer, body.tool, body.arguments)
         self.set_status(int(reply.pop("status", 200)))
         self.answer(reply)
