@@ -1,7 +1,7 @@
 """The package's layout, read from its source with ``ast`` (nothing is imported): no import
 cycle among jupyter_resolve modules (``TYPE_CHECKING`` and function-local imports count), no
-module over 400 lines, and ``contracts/`` pure — no I/O library, nothing of the package
-outside ``contracts/`` (issue 15)."""
+module over 400 lines, no service importing a handler, and ``contracts/`` pure — no I/O
+library, nothing of the package outside ``contracts/`` (issue 15)."""
 
 from __future__ import annotations
 
@@ -98,6 +98,18 @@ def test_no_import_cycle() -> None:
     graph = package_graph()
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_services_import_no_handler() -> None:
+    """Only the extension (which wires routes) and the handlers themselves import a handler."""
+    wrong = sorted(
+        f"{name} imports {dep}"
+        for name, deps in package_graph().items()
+        if not name.startswith("jupyter_resolve.handlers") and name != "jupyter_resolve.extension"
+        for dep in deps
+        if dep.startswith("jupyter_resolve.handlers")
+    )
+    assert wrong == []
 
 
 def test_no_module_over_400_lines() -> None:
