@@ -9,7 +9,7 @@ from jupyter_core.application import JupyterApp
 
 from ._version import __version__
 from .config import Resolve
-from .drift import compute_drift, soul_drift
+from .contracts.drift import compute_drift, soul_drift
 from .souls import load_souls
 
 
@@ -50,7 +50,7 @@ class ResolveCLI(JupyterApp):
     subcommands = {  # noqa: RUF012
         "check": (CheckApp, CheckApp.description),
         "artifacts": (
-            "jupyter_resolve.artifacts.cli.ArtifactsApp",
+            "jupyter_resolve.artifacts.app.ArtifactsApp",
             "List, show, verify, reindex and export promoted artifacts.",
         ),
     }

@@ -13,6 +13,8 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
+from .peer.limits import id_problem
+
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
 DEFAULT_MODEL = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
 DEFAULT_BASE_URL = {
@@ -188,8 +190,6 @@ class Resolve(Configurable):
 
     @validate("peer_secrets")
     def _check_peer_secrets(self, proposal: dict[str, Any]) -> dict[str, str]:
-        from .peer.limits import id_problem
-
         value = dict(proposal["value"])
         for peer, secret in value.items():
             problem = id_problem("Resolve.peer_secrets: a peer id", peer)
@@ -202,8 +202,6 @@ class Resolve(Configurable):
 
     @validate("peer_tools")
     def _check_peer_tools(self, proposal: dict[str, Any]) -> dict[str, list[str]]:
-        from .peer.limits import id_problem
-
         value = dict(proposal["value"])
         for peer, tools in value.items():
             problem = id_problem("Resolve.peer_tools: a peer id", peer)

@@ -1,7 +1,8 @@
 """The gateway: one object holding the services of a server (provider, runtime, runs, tools).
 
 Handlers reach it through ``settings["resolve"]``; it starts lazily so that a request, as well as
-the server's start hook, brings the runtime up.
+the server's start hook, brings the runtime up. It imports no handler: the extension hands it
+the routes of its internal listener (:meth:`Gateway.route_internal`).
 """
 
 from __future__ import annotations
@@ -18,33 +19,30 @@ from tornado.netutil import bind_sockets
 
 from ._version import __version__
 from .artifacts import Artifacts, ArtifactStore
-from .chats import start_chat
 from .config import Resolve
-from .drift import compute_drift, soul_drift
-from .errors import ResolveError
-from .handlers.internal import internal_routes
-from .models import ChatRequest, ToolCallRequest, ToolResult
-from .policy import invalid_entries
+from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
+from .contracts.drift import compute_drift, soul_drift
+from .contracts.errors import RuntimeStartError
+from .contracts.policy import invalid_entries
 from .providers import make_provider
 from .providers.base import Provider
 from .runs.manager import RunManager
 from .runs.run import Run
-from .runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from .runs.start import start_chat
+from .runs.tasks import TaskManager
+from .runtime.supervisor import RuntimeSupervisor
 from .scratch import sandbox as scratch_sandbox
 from .scratch.kernels import ScratchKernels
 from .souls import Soul, load_souls
 from .tools.calls import handle_tool_call
 from .tools.catalog import (
     DEFAULT_ALLOW,
-    TRUSTED_TOOLS,
     ToolSchema,
-    bridge_manifest,
-    implemented_names,
+    bridge_tools,
     load_schemas,
 )
 from .tools.dispatch import ToolDispatcher
-from .tools.kernel import run_bridged, run_python
-from .tools.web_fetch import web_fetch
+from .tools.implementations import register_tools
 
 
 class Gateway:
@@ -84,7 +82,7 @@ class Gateway:
             config=config,
         )
         self.tools = ToolDispatcher()
-        self._register_tools()
+        register_tools(self.tools, self)
         self.supervisor = RuntimeSupervisor(
             binary=config.runtime_path,
             inference_url="",
@@ -98,8 +96,6 @@ class Gateway:
         self.runs = RunManager(state_dir=self.state_dir, supervisor=self.supervisor, log=log)
         for run_id in self.runs.mark_interrupted():
             log.warning("run %s was live when the server stopped: marked interrupted", run_id)
-        from .tasks import TaskManager
-
         self.tasks = TaskManager(self, self.state_dir / "tasks", log)
         for task_id in self.tasks.mark_interrupted():
             log.warning("task %s was live when the server stopped: marked interrupted", task_id)
@@ -107,6 +103,7 @@ class Gateway:
             [self.state_dir / "souls", *(Path(d).expanduser() for d in config.souls_dirs)], log
         )
         self.internal_port: int | None = None
+        self._internal_routes: list[Any] = []
         self._internal_server: HTTPServer | None = None
         self._sockets: list[socket.socket] = []
         self._start_lock = asyncio.Lock()
@@ -118,6 +115,10 @@ class Gateway:
             await asyncio.sleep(min(60.0, max(idle / 4, 0.5)))
             await self.kernels.cull(idle)
 
+    def route_internal(self, routes: list[Any]) -> None:
+        """The routes of the internal listener (inference, tools), served from :meth:`start`."""
+        self._internal_routes = list(routes)
+
     async def start(self) -> None:
         """Bind the internal listener and start the runtime (idempotent)."""
         async with self._start_lock:
@@ -125,7 +126,7 @@ class Gateway:
                 # hundreds of runs can call back at once (the kernel caps it at somaxconn)
                 self._sockets = bind_sockets(0, "127.0.0.1", backlog=1024)
                 self.internal_port = self._sockets[0].getsockname()[1]
-                app = web.Application(internal_routes(self))
+                app = web.Application(self._internal_routes)
                 self._internal_server = HTTPServer(app, idle_connection_timeout=3600)
                 self._internal_server.add_sockets(self._sockets)
                 base = f"http://127.0.0.1:{self.internal_port}/resolve/internal"
@@ -138,87 +139,13 @@ class Gateway:
         except RuntimeStartError as exc:
             self.log.error("jupyter-resolve: %s", exc)
 
-    def _register_tools(self) -> None:
-        for name in implemented_names():
-            if name not in TRUSTED_TOOLS:
-                self.tools.register(name, self._kernel_tool(name))
-        self.tools.register("web_fetch", self._web_fetch)
-        self.tools.register("artifacts.promote", self._promote_artifact)
-        self.tools.register("subagents.delegate", self._delegate)
-
-    def _kernel_tool(self, name: str) -> Any:
-        async def call(request: ToolCallRequest) -> ToolResult:
-            run = self.runs.get(request.run_id)
-            kernel = await self.kernels.get(run.session_id)
-            timeout = self.config.tool_timeout
-            if name == "python":
-                code = request.arguments.get("code")
-                if not isinstance(code, str):
-                    return ToolResult(ok=False, output="python: 'code' must be a string")
-                return await run_python(kernel, code, timeout)
-            arguments = dict(request.arguments)
-            if name == "shell":
-                arguments.setdefault("timeout", timeout)
-            return await run_bridged(kernel, name, arguments, timeout)
-
-        return call
-
-    async def _promote_artifact(self, request: ToolCallRequest) -> ToolResult:
-        """``artifacts.promote {path, title?, note?}``: a scratch file of the run's session."""
-        run = self.runs.get(request.run_id)
-        seq = run.events[-1].seq if run.events else 0
-        return self.artifacts.promote_for_agent(request, session_id=run.session_id, run_seq=seq)
-
-    async def _web_fetch(self, request: ToolCallRequest) -> ToolResult:
-        url = request.arguments.get("url")
-        if not isinstance(url, str):
-            return ToolResult(ok=False, output="web_fetch: 'url' must be a string")
-        return await web_fetch(url, allow_private=self.config.allow_private_fetch)
-
-    async def _delegate(self, request: ToolCallRequest) -> ToolResult:
-        """``subagents.delegate {soul, prompt}``: a child run, depth 1, three per run."""
-        run = self.runs.get(request.run_id)
-        soul, prompt = request.arguments.get("soul"), request.arguments.get("prompt")
-        if not isinstance(soul, str) or not isinstance(prompt, str) or not prompt.strip():
-            return ToolResult(ok=False, output="subagents.delegate: needs 'soul' and 'prompt'")
-        if run.parent is not None:
-            return ToolResult(
-                ok=False,
-                output="subagents.delegate: a delegated run cannot delegate again (depth 1)",
-            )
-        if run.delegations >= 3:
-            return ToolResult(
-                ok=False, output="subagents.delegate: this run has used its 3 delegations"
-            )
-        run.delegations += 1
-        child_request = ChatRequest.model_validate(
-            {
-                "messages": [{"role": "user", "content": prompt}],
-                "soul": soul,
-                "session_id": run.session_id,
-            }
-        )
-        try:
-            child = self.start_chat(
-                child_request, parent=run.run_id, exclude_tools=("subagents.delegate",)
-            )
-        except ResolveError as exc:
-            return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")
-        if child.task is not None:
-            await child.task
-        text = child.text() or (child.events[-1].data.get("summary") or {}).get("text", "")
-        return ToolResult(
-            ok=child.reason == "stop",
-            output=f"[{soul} run {child.run_id}, {child.reason}]\n{text}",
-        )
-
     def allowed_tools(self) -> list[str]:
         configured = self.config.allowed_tools
         return list(DEFAULT_ALLOW if configured is None else configured)
 
     def tool_specs(self) -> list[dict[str, Any]]:
-        """The bridge manifest given to the runtime: what the agent can see."""
-        return bridge_manifest(self.schemas, self.allowed_tools())
+        """The bridge tools given to the runtime: what the agent can see."""
+        return bridge_tools(self.schemas, self.allowed_tools())
 
     def tool_lists(self) -> dict[str, list[str]]:
         """The four lists of DESIGN 3.4, as this gateway has them."""

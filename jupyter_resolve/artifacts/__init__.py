@@ -7,15 +7,15 @@ manifests, index) → ``service`` (promotion, for the REST API and the agent too
 
 from __future__ import annotations
 
-from .models import AgentOrigin, Manifest, PromoteRequest, Source, artifact_id
+from .records import AgentOrigin, ArtifactManifest, PromoteRequest, Source, artifact_id
 from .service import Artifacts, Promoted
 from .store import ArtifactStore, Report
 
 __all__ = [
     "AgentOrigin",
+    "ArtifactManifest",
     "ArtifactStore",
     "Artifacts",
-    "Manifest",
     "PromoteRequest",
     "Promoted",
     "Report",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ..contracts.errors import BadMediaType
+
 # RFC 6838 restricted-name, for the type and the subtype.
 _NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 _ESSENCE = re.compile(rf"\A({_NAME})/({_NAME})\Z")
@@ -30,10 +32,6 @@ INLINE = frozenset(
     }
 )
 FALLBACK = "application/octet-stream"
-
-
-class BadMediaType(ValueError):
-    """Not a media type we store."""
 
 
 def normalize_media_type(value: str) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 from kernel_tools.schemas import get_tool, validate
 
 from ..config import Resolve
-from ..errors import ResolveError
-from ..models import ToolCallRequest, ToolResult
-from .models import AgentOrigin, Manifest, PromoteRequest
+from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.errors import ResolveError
+from .records import AgentOrigin, ArtifactManifest, PromoteRequest
 from .sources import (
     Picked,
     kernel_value,
@@ -28,7 +28,7 @@ TOOL = "artifacts.promote"
 
 @dataclass
 class Promoted:
-    manifest: Manifest
+    manifest: ArtifactManifest
     created: bool
     notebook: Any = None  # the notebook with the id recorded, to save; None: nothing to save
     notebook_path: str = ""
@@ -77,7 +77,9 @@ class Artifacts:
         scratch = scratch_file(self.sessions_dir, request.session_id, request.path, limit)
         return Promoted(*self._store(scratch, request, created_by))
 
-    def _store(self, picked: Picked, request: PromoteRequest, by: str) -> tuple[Manifest, bool]:
+    def _store(
+        self, picked: Picked, request: PromoteRequest, by: str
+    ) -> tuple[ArtifactManifest, bool]:
         return self.store.promote(
             picked.data,
             picked.media_type,

@@ -2,7 +2,8 @@
 saved notebook (read with nbformat), a file of a scratch session's ``work/``, a kernel value's
 MIME bundle, or a file under the server root.
 
-Every refusal is a :class:`~jupyter_resolve.errors.BadRequest` or ``NotFound`` naming the problem.
+Every refusal is a :class:`~jupyter_resolve.contracts.errors.BadRequest` or ``NotFound``
+naming the problem.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..errors import BadRequest, NotFound
-from ..ids import is_id
-from ..pathargs import check_path_text
-from .media import BadMediaType, normalize_media_type
-from .models import Source
+from ..contracts.errors import BadMediaType, BadRequest, NotFound
+from ..contracts.ids import is_id
+from ..contracts.pathargs import check_path_text
+from .media import normalize_media_type
+from .records import Source
 
 # Richest first: the one media type a promoted output keeps.
 RICHNESS = ("image/png", "image/svg+xml", "text/html", "application/json", "text/plain")

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import BadRequest, NotFound
-from .media import BadMediaType, normalize_media_type
-from .models import ID_PATTERN, AgentOrigin, Manifest, Source, artifact_id
+from ..contracts.errors import BadMediaType, BadRequest, NotFound
+from .media import normalize_media_type
+from .records import ID_PATTERN, AgentOrigin, ArtifactManifest, Source, artifact_id
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -123,7 +123,7 @@ class ArtifactStore:
         note: str = "",
         created_by: str = "",
         agent: AgentOrigin | None = None,
-    ) -> tuple[Manifest, bool]:
+    ) -> tuple[ArtifactManifest, bool]:
         """Store ``data``; answer its manifest and whether it is new. Same bytes from the same
         source answer the existing manifest (and put back its blob if that went missing)."""
         try:
@@ -139,7 +139,7 @@ class ArtifactStore:
         if existing is not None:
             self._index([existing])
             return existing, False
-        manifest = Manifest(
+        manifest = ArtifactManifest(
             id=art_id,
             sha256=sha,
             media_type=media_type,
@@ -157,13 +157,13 @@ class ArtifactStore:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def get(self, art_id: str) -> Manifest:
+    def get(self, art_id: str) -> ArtifactManifest:
         manifest = self._read(art_id) if re.match(ID_PATTERN, art_id) else None
         if manifest is None:
             raise NotFound(f"no artifact '{art_id}'", code="unknown_artifact")
         return manifest
 
-    def content_path(self, art_id: str) -> tuple[Manifest, Path]:
+    def content_path(self, art_id: str) -> tuple[ArtifactManifest, Path]:
         manifest = self.get(art_id)
         path = self.blob_path(manifest.sha256)
         if not path.is_file():
@@ -180,7 +180,7 @@ class ArtifactStore:
         notebook: str | None = None,
         media_type: str | None = None,
         run_id: str | None = None,
-    ) -> list[Manifest]:
+    ) -> list[ArtifactManifest]:
         """Indexed manifests, newest first, filtered by notebook, media type or agent run."""
         if not self.index_path.exists() and not self.manifests.is_dir():
             return []
@@ -191,14 +191,14 @@ class ArtifactStore:
                 "ORDER BY created_at DESC, id",
                 (notebook, media_type, run_id),
             ).fetchall()
-        return [Manifest.model_validate_json(row[0]) for row in rows]
+        return [ArtifactManifest.model_validate_json(row[0]) for row in rows]
 
     # -- repair and checks -------------------------------------------------------------------
 
     def reindex(self) -> Report:
         """Rebuild the index from the manifests; name unreadable manifests and orphan blobs."""
         report = Report()
-        manifests: list[Manifest] = []
+        manifests: list[ArtifactManifest] = []
         for path in self._manifest_files():
             try:
                 manifests.append(_load(path))
@@ -248,7 +248,7 @@ class ArtifactStore:
         report.notes.extend(self._orphans(known))
         return report
 
-    def _check_blob(self, manifest: Manifest) -> list[str]:
+    def _check_blob(self, manifest: ArtifactManifest) -> list[str]:
         path = self.blob_path(manifest.sha256)
         where = f"blob {manifest.sha256} of {manifest.id}"
         if not path.is_file():
@@ -264,7 +264,7 @@ class ArtifactStore:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _read(self, art_id: str) -> Manifest | None:
+    def _read(self, art_id: str) -> ArtifactManifest | None:
         path = self.manifest_path(art_id)
         return _load(path) if path.is_file() else None
 
@@ -312,11 +312,11 @@ class ArtifactStore:
                     self._insert(db, manifests)
                 yield db
 
-    def _index(self, manifests: list[Manifest]) -> None:
+    def _index(self, manifests: list[ArtifactManifest]) -> None:
         with self._db() as db:
             self._insert(db, manifests)
 
-    def _insert(self, db: sqlite3.Connection, manifests: list[Manifest]) -> None:
+    def _insert(self, db: sqlite3.Connection, manifests: list[ArtifactManifest]) -> None:
         db.executemany(
             "INSERT OR REPLACE INTO artifacts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -337,12 +337,12 @@ class ArtifactStore:
         )
 
 
-def _manifest_bytes(manifest: Manifest) -> bytes:
+def _manifest_bytes(manifest: ArtifactManifest) -> bytes:
     return (json.dumps(manifest.to_json(), indent=2, sort_keys=True) + "\n").encode()
 
 
-def _load(path: Path) -> Manifest:
-    return Manifest.model_validate_json(path.read_bytes())
+def _load(path: Path) -> ArtifactManifest:
+    return ArtifactManifest.model_validate_json(path.read_bytes())
 
 
 def _reason(exc: Exception) -> str:

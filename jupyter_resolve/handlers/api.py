@@ -7,10 +7,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
-from ..errors import BadRequest, Conflict, NotFound, ResolveError
-from ..ids import check_id, optional_id
-from ..models import ChatRequest
-from ..tasks import TaskRequest
+from ..contracts.bodies import ChatRequest
+from ..contracts.errors import BadRequest
+from ..contracts.ids import check_id, optional_id
+from ..runs.approvals import decide
+from ..runs.tasks import TaskRequest
 from .base import ResolveHandler, authorized
 
 
@@ -20,17 +21,11 @@ class ChatHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self) -> None:
-        try:
-            request = self.parse(ChatRequest)
-        except ResolveError as exc:
-            return self.fail(exc)
+        request = self.parse(ChatRequest)
         if request.attachments or request.notebook:
             await self.require("read", "contents")  # their bytes go into the session's context
-        try:
-            await self.gateway.start()
-            run = self.gateway.start_chat(request)
-        except ResolveError as exc:
-            return self.fail(exc)
+        await self.gateway.start()
+        run = self.gateway.start_chat(request)
         await self.stream_run(run)
 
 
@@ -40,13 +35,10 @@ class RunsHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        try:
-            session_id = optional_id("session_id", self.get_query_argument("session_id", None))
-            status = self.get_query_argument("status", None) or None
-            if status not in (None, "running", "completed"):
-                raise BadRequest(f"status: {status!r} is not 'running' or 'completed'")
-        except ResolveError as exc:
-            return self.fail(exc)
+        session_id = optional_id("session_id", self.get_query_argument("session_id", None))
+        status = self.get_query_argument("status", None) or None
+        if status not in (None, "running", "completed"):
+            raise BadRequest(f"status: {status!r} is not 'running' or 'completed'")
         runs = self.gateway.runs.infos(session_id, status)
         self.answer({"runs": [r.model_dump() for r in runs]})
 
@@ -57,13 +49,10 @@ class RunEventsHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, run_id: str) -> None:
-        try:
-            run = self.gateway.runs.get(check_id("run_id", run_id))
-            after = _after(
-                self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
-            )
-        except ResolveError as exc:
-            return self.fail(exc)
+        run = self.gateway.runs.get(check_id("run_id", run_id))
+        after = _after(
+            self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
+        )
         await self.stream_run(run, after)
 
 
@@ -73,10 +62,7 @@ class RunCancelHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self, run_id: str) -> None:
-        try:
-            run = await self.gateway.cancel_run(check_id("run_id", run_id))
-        except ResolveError as exc:
-            return self.fail(exc)
+        run = await self.gateway.cancel_run(check_id("run_id", run_id))
         self.answer({"ok": True, "run": run.info().model_dump()})
 
 
@@ -111,18 +97,9 @@ class ApprovalHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     def post(self, run_id: str, call_id: str) -> None:
-        try:
-            check_id("run_id", run_id)
-            decision = self.parse(ApprovalRequest).decision
-            run = self.gateway.runs.get(run_id)
-            future = run.approvals.get(call_id)
-            if future is None:
-                raise NotFound(f"run '{run_id}' has no call '{call_id}' waiting for approval")
-            if future.done():
-                raise Conflict(f"call '{call_id}' was already decided")
-            future.set_result(decision)
-        except ResolveError as exc:
-            return self.fail(exc)
+        check_id("run_id", run_id)
+        decision = self.parse(ApprovalRequest).decision
+        decide(self.gateway.runs.get(run_id), call_id, decision)
         self.answer({"ok": True, "run_id": run_id, "call_id": call_id, "decision": decision})
 
 
@@ -152,12 +129,9 @@ class TasksHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self) -> None:
-        try:
-            request = self.parse(TaskRequest)
-            await self.gateway.start()
-            task = self.gateway.tasks.start(request)
-        except ResolveError as exc:
-            return self.fail(exc)
+        request = self.parse(TaskRequest)
+        await self.gateway.start()
+        task = self.gateway.tasks.start(request)
         self.set_header("X-Resolve-Task-Id", task.task_id)
         await self.stream_events(task)
 
@@ -168,13 +142,10 @@ class TaskEventsHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, task_id: str) -> None:
-        try:
-            task = self.gateway.tasks.get(check_id("task_id", task_id))
-            after = _after(
-                self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
-            )
-        except ResolveError as exc:
-            return self.fail(exc)
+        task = self.gateway.tasks.get(check_id("task_id", task_id))
+        after = _after(
+            self.request.headers.get("Last-Event-ID"), self.get_query_argument("after", None)
+        )
         await self.stream_events(task, after)
 
 
@@ -184,10 +155,7 @@ class TaskCancelHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self, task_id: str) -> None:
-        try:
-            task = await self.gateway.tasks.cancel(check_id("task_id", task_id))
-        except ResolveError as exc:
-            return self.fail(exc)
+        task = await self.gateway.tasks.cancel(check_id("task_id", task_id))
         self.answer({"ok": True, "task_id": task.task_id})
 
 

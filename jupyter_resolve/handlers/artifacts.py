@@ -9,11 +9,11 @@ from jupyter_core.utils import ensure_async
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..artifacts.media import BadMediaType, normalize_media_type, served_as
-from ..artifacts.models import PromoteRequest
+from ..artifacts.media import normalize_media_type, served_as
+from ..artifacts.records import PromoteRequest
 from ..artifacts.service import Promoted
-from ..errors import BadRequest, ResolveError
-from ..ids import check_id, optional_id
+from ..contracts.errors import BadMediaType, BadRequest
+from ..contracts.ids import check_id, optional_id
 from .base import ResolveHandler, authorized
 
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.
@@ -27,16 +27,10 @@ class ArtifactsHandler(ResolveHandler):
     @web.authenticated
     @authorized("write")
     async def post(self) -> None:
-        try:
-            request = self.parse(PromoteRequest)
-        except ResolveError as exc:
-            return self.fail(exc)
+        request = self.parse(PromoteRequest)
         if request.notebook is not None or request.file is not None:
             await self.require("read", "contents")  # it reads (or names) a notebook or file
-        try:
-            promoted = self.gateway.artifacts.promote(request, created_by=self._user_name())
-        except ResolveError as exc:
-            return self.fail(exc)
+        promoted = self.gateway.artifacts.promote(request, created_by=self._user_name())
         await self._save_notebook(promoted)
         self.set_status(201 if promoted.created else 200)
         self.answer(promoted.manifest.to_json())
@@ -44,19 +38,17 @@ class ArtifactsHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        try:
-            media_type = self.get_query_argument("media_type", None) or None
-            if media_type is not None:
+        media_type = self.get_query_argument("media_type", None) or None
+        if media_type is not None:
+            try:
                 media_type = normalize_media_type(media_type)
-            found = self.gateway.artifacts.store.find(
-                notebook=self.get_query_argument("notebook", None) or None,
-                media_type=media_type,
-                run_id=optional_id("run", self.get_query_argument("run", None)),
-            )
-        except BadMediaType as exc:
-            return self.fail(BadRequest(f"media_type: {exc}"))
-        except ResolveError as exc:
-            return self.fail(exc)
+            except BadMediaType as exc:
+                raise BadRequest(f"media_type: {exc}") from exc
+        found = self.gateway.artifacts.store.find(
+            notebook=self.get_query_argument("notebook", None) or None,
+            media_type=media_type,
+            run_id=optional_id("run", self.get_query_argument("run", None)),
+        )
         self.answer({"artifacts": [m.to_json() for m in found]})
 
     def _user_name(self) -> str:
@@ -94,10 +86,7 @@ class ArtifactHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     def get(self, art_id: str) -> None:
-        try:
-            manifest = self.gateway.artifacts.store.get(check_id("art_id", art_id))
-        except ResolveError as exc:
-            return self.fail(exc)
+        manifest = self.gateway.artifacts.store.get(check_id("art_id", art_id))
         self.answer(manifest.to_json())
 
 
@@ -109,10 +98,7 @@ class ArtifactContentHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, art_id: str) -> None:
-        try:
-            manifest, path = self.gateway.artifacts.store.content_path(check_id("art_id", art_id))
-        except ResolveError as exc:
-            return self.fail(exc)
+        manifest, path = self.gateway.artifacts.store.content_path(check_id("art_id", art_id))
         content_type, disposition = served_as(manifest.media_type)
         self.set_header("Content-Type", content_type)
         self.set_header("X-Content-Type-Options", "nosniff")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from jupyter_core.utils import ensure_async
@@ -16,13 +17,13 @@ from pydantic import BaseModel, ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import BadRequest, ResolveError
+from ..contracts.errors import BadRequest, ResolveError, TooDeep
+from ..contracts.safejson import loads
 from ..gateway import Gateway
 from ..runs.run import Run
 from ..runs.stream import EventStream
-from ..safejson import TooDeep, loads
-from ..sse import KEEPALIVE, SSE_HEADERS, format_event
-from .internal import no_delay
+from .errors import is_answer, raised, write_resolve_error
+from .streaming import SSEWriter
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 MethodT = TypeVar("MethodT", bound=Callable[..., Any])
@@ -135,9 +136,24 @@ class ResolveHandler(APIHandler):
         except ValidationError as exc:
             raise BadRequest(validation_message(exc)) from exc
 
-    def fail(self, exc: ResolveError) -> None:
-        self.set_status(exc.status)
-        self.finish(json.dumps(exc.to_json()))
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """A :class:`ResolveError` a handler raised: ``{"error": {"code", "message"}}`` with its
+        status (the CORS headers of the request kept); any other error as jupyter_server's."""
+        exc = raised(kwargs)
+        if isinstance(exc, ResolveError):
+            self.set_cors_headers()
+            return write_resolve_error(self, exc)
+        super().write_error(status_code, **kwargs)
+
+    def log_exception(
+        self,
+        typ: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if is_answer(value):
+            return
+        super().log_exception(typ, value, tb)
 
     def answer(self, body: Any) -> None:
         self.finish(json.dumps(body))
@@ -149,20 +165,19 @@ class ResolveHandler(APIHandler):
 
     async def stream_events(self, run: EventStream, after: int = 0) -> None:
         """Stream a run's or a task's events from ``after`` as SSE."""
-        for name, value in SSE_HEADERS.items():
-            self.set_header(name, value)
-        no_delay(self)
+        sse = SSEWriter(self)
+        sse.start()
         keepalive = self.gateway.config.keepalive_interval
         try:
             await self.flush()
             async for event in run.watch(after, idle=keepalive):
                 if event is None:
-                    self.write(KEEPALIVE)
+                    sse.keepalive()
                 else:
-                    self.write(format_event(event.seq, event.type, event.data))
+                    sse.event(event.seq, event.type, event.data)
                     if event.seq < len(run.events):
                         continue  # more events are ready: send them in one write
                 await self.flush()
         except StreamClosedError:
             return
-        self.finish(set_content_type=SSE_HEADERS["Content-Type"])
+        sse.finish()

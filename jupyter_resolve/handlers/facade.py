@@ -8,11 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import ResolveError
-from ..facade import CompletionShaper
-from ..models import ChatMessage, ChatRequest
-from ..sse import SSE_HEADERS, format_data
+from ..contracts.bodies import ChatMessage, ChatRequest
+from ..contracts.completions import CompletionShaper
 from .base import ResolveHandler, authorized
+from .streaming import SSEWriter
 
 DEFAULT_MODEL_NAMES = ("", "resolve", "default")
 
@@ -34,13 +33,10 @@ class CompletionsHandler(ResolveHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self) -> None:
-        try:
-            body = self.parse(CompletionRequest)
-            model = None if body.model in DEFAULT_MODEL_NAMES else body.model
-            await self.gateway.start()
-            run = self.gateway.start_chat(ChatRequest(messages=body.messages, model=model))
-        except ResolveError as exc:
-            return self.fail(exc)
+        body = self.parse(CompletionRequest)
+        model = None if body.model in DEFAULT_MODEL_NAMES else body.model
+        await self.gateway.start()
+        run = self.gateway.start_chat(ChatRequest(messages=body.messages, model=model))
         shaper = CompletionShaper(run.run_id, run.model)
         self.set_header("X-Resolve-Run-Id", run.run_id)
         if not body.stream:
@@ -52,26 +48,26 @@ class CompletionsHandler(ResolveHandler):
                 return self.answer({"error": {**(shaper.error or {}), "type": "run_error"}})
             return self.answer(shaper.completion())
         include_usage = bool((body.stream_options or {}).get("include_usage"))
-        for name, value in SSE_HEADERS.items():
-            self.set_header(name, value)
+        sse = SSEWriter(self)
+        sse.start()
         try:
-            self.write(format_data(shaper.first()))
+            sse.data(shaper.first())
             await self.flush()
             async for event in run.watch(idle=self.gateway.config.keepalive_interval):
                 if event is None:
-                    self.write(b": keep-alive\n\n")
+                    sse.keepalive()
                 for chunk in shaper.feed(event) if event is not None else []:
-                    self.write(format_data(chunk))
+                    sse.data(chunk)
                 await self.flush()
             if shaper.failed():
-                self.write(format_data({"error": {**(shaper.error or {}), "type": "run_error"}}))
+                sse.data({"error": {**(shaper.error or {}), "type": "run_error"}})
             elif include_usage:
-                self.write(format_data(shaper.usage_chunk()))
-            self.write(format_data("[DONE]"))
+                sse.data(shaper.usage_chunk())
+            sse.data("[DONE]")
             await self.flush()
         except StreamClosedError:
             return
-        self.finish(set_content_type=SSE_HEADERS["Content-Type"])
+        sse.finish()
 
 
 routes: list[tuple[str, Any]] = [(r"/resolve/v1/chat/completions", CompletionsHandler)]

@@ -6,32 +6,40 @@ the runtime's launch token. Nothing here is reachable through the Jupyter server
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import ipaddress
 import json
-from typing import TYPE_CHECKING, Any
+from types import TracebackType
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import BadRequest, ProviderError, ResolveError
-from ..models import ToolCallRequest
+from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.errors import BadRequest, ProviderError, ResolveError
+from ..providers.base import Provider
 from ..providers.wire_names import chunk_from_wire, request_to_wire
-from ..sse import format_data
+from .errors import is_answer, raised, write_resolve_error
 from .flushing import BurstFlusher
+from .streaming import SSEWriter
 
-if TYPE_CHECKING:
-    from ..gateway import Gateway
+
+class InternalHost(Protocol):
+    """What the internal endpoints need of the gateway."""
+
+    runtime_token: str
+    provider: Provider
+
+    async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
 
 
 class InternalHandler(web.RequestHandler):
     """Base: loopback peers with the launch token only; JSON errors."""
 
-    gateway: Gateway
+    gateway: InternalHost
 
-    def initialize(self, gateway: Gateway) -> None:
+    def initialize(self, gateway: InternalHost) -> None:
         self.gateway = gateway
 
     def prepare(self) -> None:
@@ -48,8 +56,10 @@ class InternalHandler(web.RequestHandler):
             raise web.HTTPError(401, "this endpoint needs the runtime's launch token")
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = raised(kwargs)
+        if isinstance(exc, ResolveError):
+            return write_resolve_error(self, exc)
         reason = self._reason
-        exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, web.HTTPError) and exc.log_message:
             reason = exc.log_message
         self.set_header("Content-Type", "application/json")
@@ -61,49 +71,43 @@ class InternalHandler(web.RequestHandler):
         except ValueError as exc:
             raise BadRequest(f"body is not JSON: {exc}") from exc
 
-    def fail(self, exc: ResolveError) -> None:
-        self.set_status(exc.status)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(exc.to_json()))
+    def log_exception(
+        self,
+        typ: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not is_answer(value):
+            super().log_exception(typ, value, tb)
 
 
 class InferenceHandler(InternalHandler):
     """OpenAI chat completions in, the provider's stream out (as clean ``data:`` frames)."""
 
     async def post(self) -> None:
-        try:
-            body = self.json_body()
-            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-                raise BadRequest("messages: must be a list of chat messages")
-        except ResolveError as exc:
-            return self.fail(exc)
+        body = self.json_body()
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            raise BadRequest("messages: must be a list of chat messages")
         run_id = self.request.headers.get("X-Resolve-Run-Id")
         body, names_back = request_to_wire(body)
         stream = self.gateway.provider.stream_chat(body, run_id)
-        no_delay(self)
+        sse = SSEWriter(self)
         flusher = BurstFlusher(self)
-        started = False
         try:
             async for chunk in stream:
-                if not started:
-                    started = True
-                    self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-                    self.set_header("Cache-Control", "no-cache")
-                self.write(format_data(chunk_from_wire(chunk, names_back)))
+                sse.data(chunk_from_wire(chunk, names_back))
                 await flusher.wrote()
                 if flusher.closed:
                     return
-            if not started:
-                self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.write(format_data("[DONE]"))
+            sse.data("[DONE]")
             flusher.cancel()
-            self.finish()
+            sse.finish()
         except ProviderError as exc:
-            if not started:
-                return self.fail(exc)
-            self.write(format_data(exc.to_json()))
+            if not sse.started:
+                raise  # answered as JSON with the provider's status (write_error)
+            sse.data(exc.to_json())
             flusher.cancel()
-            self.finish()
+            sse.finish()
         except StreamClosedError:
             return
         finally:
@@ -118,20 +122,10 @@ class ToolCallHandler(InternalHandler):
         try:
             request = ToolCallRequest.model_validate(self.json_body())
         except ValidationError as exc:
-            return self.fail(BadRequest(_first_error(exc)))
-        except ResolveError as exc:
-            return self.fail(exc)
+            raise BadRequest(_first_error(exc)) from exc
         result = await self.gateway.call_tool(request)
         self.set_header("Content-Type", "application/json")
         self.finish(result.model_dump_json())
-
-
-def no_delay(handler: web.RequestHandler) -> None:
-    """Small SSE frames must go out at once, not wait for Nagle."""
-    stream = getattr(handler.request.connection, "stream", None)
-    if stream is not None:
-        with contextlib.suppress(Exception):
-            stream.set_nodelay(True)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -140,7 +134,9 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
-def internal_routes(gateway: Gateway) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
+def internal_routes(
+    gateway: InternalHost,
+) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
     args = {"gateway": gateway}
     return [
         (r"/resolve/internal/v1/chat/completions", InferenceHandler, args),

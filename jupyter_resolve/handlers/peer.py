@@ -15,11 +15,11 @@ from jupyter_server.auth.decorator import allow_unauthenticated
 from pydantic import BaseModel, ConfigDict, Field
 from tornado import web
 
-from ..errors import ResolveError
+from ..contracts.errors import RpcError, SignatureError
 from ..peer import jsonrpc
 from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
 from ..peer.service import PeerService
-from ..peer.signing import HEADER_PEER, SignatureError, Target, is_signed
+from ..peer.signing import HEADER_PEER, Target, is_signed
 from .base import ResolveHandler, authorized
 
 MAX_BODY = 1024 * 1024
@@ -116,10 +116,7 @@ class InvokeHandler(PeerHandler):
         peer = self.signed_peer()
         if peer is None:
             return
-        try:
-            body = self.parse(InvokeBody)
-        except ResolveError as exc:
-            return self.fail(exc)
+        body = self.parse(InvokeBody)
         reply = await self.peers.invoke(peer, body.tool, body.arguments)
         self.set_status(int(reply.pop("status", 200)))
         self.answer(reply)
@@ -160,7 +157,7 @@ class JsonRpcHandler(PeerHandler):
         raw = self.request.body
         try:
             call = jsonrpc.parse_call(raw)
-        except jsonrpc.RpcError as exc:
+        except RpcError as exc:
             return self.send(jsonrpc.refuse(raw, exc))
         if call.op != "get":
             return await self.serve_user_execute(call)

@@ -2,8 +2,9 @@
 
 Files by layer: ``client.py`` (HTTP + SSE to the gateway), ``view_model.py`` (events → what a
 view shows, pure), ``widgets.py`` (the live ipywidgets view), ``render.py`` (plain Markdown for
-terminals), ``magics.py`` (the magics). httpx and ipywidgets are imported on first use, so
-loading the extension stays fast.
+terminals), ``markdown.py`` (sanitized Markdown output and tables), ``line.py`` (the magic
+line's options and ``{name}`` interpolation), ``magics.py`` (the magics). httpx and ipywidgets
+are imported on first use, so loading the extension stays fast.
 """
 
 from __future__ import annotations

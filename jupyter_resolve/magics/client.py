@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..contracts.errors import ClientError, ConnectionMissing
+from ..contracts.sse import SSEDecoder, SSEEvent
+
 if TYPE_CHECKING:
     import httpx
 
@@ -21,20 +24,6 @@ URL_ENV = "JUPYTER_RESOLVE_URL"
 TOKEN_ENV = "JUPYTER_RESOLVE_TOKEN"
 
 Event = dict[str, Any]
-
-
-class ClientError(Exception):
-    """A request to the gateway failed; ``status`` is the HTTP status (0: no answer)."""
-
-    def __init__(self, message: str, *, status: int = 0, code: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.code = code
-
-
-class ConnectionMissing(ClientError):
-    """The environment does not say where the gateway is."""
 
 
 MISSING_HELP = (
@@ -75,30 +64,17 @@ class Connection:
 
 
 def parse_sse_lines(lines: Iterator[str]) -> Iterator[Event]:
-    """``id:``/``event:``/``data:`` blocks → events; comments (keep-alives) are skipped."""
-    seq: int | None = None
-    event_type = "message"
-    data: list[str] = []
-    for raw in lines:
-        line = raw.rstrip("\r")
-        if not line:
-            if data:
-                payload = json.loads("\n".join(data))
-                yield {"seq": seq, "type": event_type, "data": payload}
-            seq, event_type, data = None, "message", []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "id":
-            seq = int(value) if value.isdigit() else None
-        elif name == "event":
-            event_type = value
-        elif name == "data":
-            data.append(value)
-    if data:
-        yield {"seq": seq, "type": event_type, "data": json.loads("\n".join(data))}
+    """``id:``/``event:``/``data:`` blocks → events; comments (keep-alives) are skipped. The
+    lines go through the one SSE decoder of the package (:class:`SSEDecoder`)."""
+    decoder = SSEDecoder()
+    for line in lines:
+        yield from map(_event, decoder.feed(line.encode() + b"\n"))
+    yield from map(_event, decoder.close())
+
+
+def _event(event: SSEEvent) -> Event:
+    seq = int(event.id) if event.id and event.id.isdigit() else None
+    return {"seq": seq, "type": event.event or "message", "data": json.loads(event.data)}
 
 
 def _error_of(response: httpx.Response) -> ClientError:

@@ -16,124 +16,23 @@ stored as ``_resolve``.
 from __future__ import annotations
 
 import builtins
-import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from .client import ClientError, Connection, ResolveClient
+from ..contracts.errors import ClientError
+from .client import Connection, ResolveClient
+from .line import Options, interpolate, parse_options
+from .markdown import show_markdown, table
 from .render import MarkdownStream
-from .safe_html import code_span, escape_markdown, markdown_html
+from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
 
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay")
 DRAIN_SECONDS = 15.0
-NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-PLACEHOLDER = re.compile(r"\{\{(" + NAME + r")\}\}|\{(" + NAME + r")\}")
-
-
-@dataclass
-class Options:
-    soul: str | None = None
-    session: str | None = None
-    new: bool = False
-    model: str | None = None
-    task: bool = False
-    interpolate: bool = True
-
-
-def parse_options(line: str) -> tuple[Options, str]:
-    """Leading ``--options`` of a magic line, and the rest of the line (the prompt) untouched."""
-    options = Options()
-    rest = line.strip()
-    takes_value = {"--soul": "soul", "--session": "session", "--model": "model"}
-    flags = {"--new": "new", "--task": "task"}
-    while rest.startswith("--"):
-        word, _, after = rest.partition(" ")
-        name, eq, inline = word.partition("=")
-        if name in takes_value:
-            if eq:
-                value, rest = inline, after.strip()
-            else:
-                value, _, rest = after.strip().partition(" ")
-                rest = rest.strip()
-            if not value:
-                raise UsageError(f"{name} needs a value, e.g. {name} NAME")
-            setattr(options, takes_value[name], value)
-        elif name in flags and not eq:
-            setattr(options, flags[name], True)
-            rest = after.strip()
-        elif name == "--no-interpolate" and not eq:
-            options.interpolate = False
-            rest = after.strip()
-        else:
-            raise UsageError(
-                f"unknown option {name}; %%resolve takes --soul NAME, --session ID, --new, "
-                "--model M, --task and --no-interpolate"
-            )
-    return options, rest
-
-
-def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
-    """Replace ``{name}`` (and ``{name.attr}``) by its value when ``name`` is defined;
-    ``{{name}}`` gives a literal ``{name}``; anything else is left as written."""
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            return "{" + match.group(1) + "}"
-        path = match.group(2).split(".")
-        if path[0] not in namespace:
-            return match.group(0)
-        value = namespace[path[0]]
-        try:
-            for attr in path[1:]:
-                value = getattr(value, attr)
-        except AttributeError:
-            return match.group(0)
-        return str(value)
-
-    return PLACEHOLDER.sub(replace, prompt)
-
-
-def show_markdown(markdown: str, plain: str | None = None) -> None:
-    """Markdown for notebooks, rendered and sanitized here (a notebook renders this output as
-    trusted), and plain text for terminals and plain-text conversions."""
-    from IPython.display import display
-
-    bundle = {
-        "text/html": markdown_html(markdown),
-        "text/plain": markdown if plain is None else plain,
-    }
-    display(bundle, raw=True)  # type: ignore[no-untyped-call]
-
-
-def _plain_cell(value: str) -> str:
-    flat = " ".join(value.split()).replace("|", "\\|")
-    return "".join(c for c in flat if c >= " " and c != "\x7f")
-
-
-def _table(rows: list[list[str]], header: list[str], code: int = 0) -> tuple[str, str]:
-    """A table as (Markdown, plain text). Cells hold server text (a run's prompt may be a
-    peer's): each is escaped, the first ``code`` columns as code spans, the rest as text."""
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(cells) + " |"
-
-    rule = "|" + " --- |" * len(header)
-    markdown = [line([escape_markdown(h) for h in header]), rule]
-    plain = [line(header), rule]
-    for row in rows:
-        cells = [code_span(v) if i < code else escape_markdown(v) for i, v in enumerate(row)]
-        # a code span ends a table cell at an unescaped "|" all the same
-        markdown.append(
-            line([c.replace("|", "\\|") if i < code else c for i, c in enumerate(cells)])
-        )
-        plain.append(line([_plain_cell(v) for v in row]))
-    return "\n".join(markdown), "\n".join(plain)
 
 
 @magics_class
@@ -382,7 +281,7 @@ class ResolveMagics(Magics):
             description = str(function.get("description", ""))
             first = description.split(". ", 1)[0].rstrip(".")
             rows.append([str(function.get("name", "")), first + "."])
-        markdown, plain = _table(rows, ["tool", "what"], code=1)
+        markdown, plain = table(rows, ["tool", "what"], code=1)
         intro = f"{len(rows)} tools the agent can use\n\n"
         show_markdown(f"**{intro.strip()}**\n\n{markdown}", intro + plain)
 
@@ -405,7 +304,7 @@ class ResolveMagics(Magics):
                         str(soul.get("description", "")),
                     ]
                 )
-        show_markdown(*_table(rows, ["soul", "role", "description"], code=1))
+        show_markdown(*table(rows, ["soul", "role", "description"], code=1))
 
     def _runs(self, client: ResolveClient) -> None:
         runs = client.get_json("resolve/api/runs").get("runs", [])
@@ -427,7 +326,7 @@ class ResolveMagics(Magics):
                 ]
             )
         note = "\n\n← this kernel's session" if self.session_id else ""
-        markdown, plain = _table(rows, ["run", "session", "started", "state", "asked"], code=1)
+        markdown, plain = table(rows, ["run", "session", "started", "state", "asked"], code=1)
         show_markdown(markdown + note, plain + note)
 
     def _status(self, client: ResolveClient) -> None:

@@ -16,18 +16,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import BadRequest, Conflict, NotFound, Unavailable
-from ..models import ChatMessage, ChatRequest
+from ..config import Resolve
+from ..contracts.bodies import ChatMessage, ChatRequest
+from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
+from ..runs.manager import RunManager
 from ..runs.run import Run
+from ..scratch.kernels import ScratchKernels
+from ..tools.catalog import ToolSchema
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
 from .limits import ID_PATTERN, id_problem
-
-if TYPE_CHECKING:
-    from ..gateway import Gateway
 
 JobState = Literal["running", "succeeded", "failed", "cancelled"]
 
@@ -115,10 +116,32 @@ class Job:
         return body
 
 
+class JobHost(Protocol):
+    """What jobs need of the gateway."""
+
+    config: Resolve
+    runs: RunManager
+    kernels: ScratchKernels
+
+    def allowed_tools(self) -> list[str]: ...
+
+    def schema(self, name: str) -> ToolSchema | None: ...
+
+    async def start(self) -> None: ...
+
+    def start_chat(
+        self,
+        request: ChatRequest,
+        *,
+        peer: str | None = None,
+        only_tools: tuple[str, ...] | None = None,
+    ) -> Run: ...
+
+
 class JobManager:
     """Jobs are the gateway's runs that carry a peer; this adds the bound and the look-ups."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: JobHost) -> None:
         self.gateway = gateway
         self.prompts: dict[str, str] = {}
 

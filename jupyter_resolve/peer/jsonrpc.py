@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from ..errors import ResolveError
+from ..contracts.errors import JsonBodyError, ResolveError, RpcError
 from .jobs import Job, JobManager, JobState
-from .limits import JsonBodyError, id_problem, loads
+from .limits import id_problem, loads
 
 Version = Literal["1.0", "0.3"]
 Op = Literal["send", "get", "cancel"]
@@ -57,15 +57,6 @@ _STATES: dict[Version, dict[JobState, str]] = {
         "cancelled": "canceled",
     },
 }
-
-
-class RpcError(Exception):
-    """A JSON-RPC error answer."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -267,6 +258,8 @@ async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEN
             await jobs.cancel(owner, job.job_id)
             await jobs.wait(job, 10.0)
         return render_task(job, version, history)
+    except RpcError:
+        raise  # already the answer (and a ResolveError too)
     except ResolveError as exc:
         raise _rpc_error(exc) from exc
 

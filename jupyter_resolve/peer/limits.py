@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import safejson
-from ..ids import ID_PATTERN, is_id
+from ..contracts import safejson
+from ..contracts.errors import JsonBodyError, TooDeep
+from ..contracts.ids import ID_PATTERN, is_id
 
 __all__ = ["ID_PATTERN", "JsonBodyError", "id_problem", "is_id", "loads"]
 
@@ -27,15 +28,11 @@ def id_problem(what: str, value: Any) -> str | None:
     )
 
 
-class JsonBodyError(ValueError):
-    """A body that is not JSON, or nests too deep; the message says which."""
-
-
 def loads(raw: bytes | str) -> Any:
     """The parsed body; :class:`JsonBodyError` for bad JSON or nesting past the limit."""
     try:
         return safejson.loads(raw or b"")
-    except safejson.TooDeep as exc:
+    except TooDeep as exc:
         raise JsonBodyError(f"JSON {exc}") from exc
     except ValueError as exc:
         raise JsonBodyError(f"not valid JSON ({exc})") from exc

@@ -9,23 +9,23 @@ runs.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .._version import __version__
-from ..errors import BadRequest, ResolveError
+from ..contracts.errors import BadRequest, ResolveError
+from ..souls import Soul
 from .card import ANSWER_SKILL, build_card
 from .catalogue import SoulEntry, skill_entries, soul_entries, tool_entries
 from .grants import granted_tools, sandbox_refusal, usable_souls
-from .jobs import JobManager, StatusArgs, SubmitArgs
+from .jobs import JobHost, JobManager, StatusArgs, SubmitArgs
 from .nonces import DiskNonces
 from .signing import Signed, Target, verify
-
-if TYPE_CHECKING:
-    from ..gateway import Gateway
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -41,10 +41,20 @@ def _arguments_error(exc: ValidationError) -> str:
     return f"arguments{'.' + where if where else ''}: {err['msg']}"
 
 
+class PeerHost(JobHost, Protocol):
+    """What the peer service needs of the gateway (beside what its jobs need)."""
+
+    state_dir: Path
+    log: logging.Logger
+    souls: dict[str, Soul]
+
+    def tool_specs(self) -> list[dict[str, Any]]: ...
+
+
 class PeerService:
     """One per server: the nonces, the jobs, and the catalogue views."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: PeerHost) -> None:
         self.gateway = gateway
         self.nonces = DiskNonces(gateway.state_dir / NONCES_DIR)
         self.jobs = JobManager(gateway)

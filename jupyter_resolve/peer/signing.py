@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from ..contracts.errors import SignatureError
 from .limits import ID_PATTERN, is_id
 
 HEADER_PEER = "X-Resolve-Peer"
@@ -123,15 +124,6 @@ def signed_headers_v1(
         HEADER_NONCE: nonce,
         HEADER_SIGNATURE: sign_v1(secret, timestamp, nonce, body),
     }
-
-
-class SignatureError(Exception):
-    """Why a signed request was refused (the handler answers 401)."""
-
-    def __init__(self, message: str, *, reason: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.reason = reason  # a short word for the log: unknown_peer, bad_signature, stale, ...
 
 
 class Nonces(Protocol):

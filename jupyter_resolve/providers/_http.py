@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import ProviderError
+from ..contracts.errors import ProviderError
+from ..contracts.sse import SSEDecoder, SSEEvent
 from .base import Provider
-from .sse import SSEDecoder, SSEEvent
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
 

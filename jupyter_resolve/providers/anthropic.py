@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from ..errors import ProviderError
+from ..contracts.errors import ProviderError
+from ..contracts.sse import DONE, parse_data
 from ._http import HTTPProvider
 from .anthropic_translate import ANTHROPIC_VERSION, StreamTranslator, to_messages_request
 from .base import Chunk
 from .chunks import wants_usage
-from .sse import DONE, parse_data
 
 
 class AnthropicProvider(HTTPProvider):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProviderError
+from ..contracts.bodies import text_of
+from ..contracts.errors import ProviderError
 from .base import Chunk
 from .chunks import ChunkBuilder
 
@@ -26,21 +27,9 @@ FINISH_REASONS = {
 }
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type", "text") == "text"
-        )
-    return "" if content is None else str(content)
-
-
 def _blocks(content: Any) -> list[dict[str, Any]]:
     """OpenAI message content as Anthropic content blocks (text only; empty text dropped)."""
-    text = _text(content)
+    text = text_of(content)
     return [{"type": "text", "text": text}] if text else []
 
 
@@ -77,7 +66,7 @@ def to_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
         role = message.get("role")
         content = message.get("content")
         if role in ("system", "developer"):
-            text = _text(content)
+            text = text_of(content)
             if text:
                 system.append(text)
         elif role == "user":
@@ -102,7 +91,7 @@ def to_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
                     {
                         "type": "tool_result",
                         "tool_use_id": message.get("tool_call_id") or "",
-                        "content": _text(content),
+                        "content": text_of(content),
                     }
                 ],
             )

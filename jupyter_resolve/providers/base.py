@@ -3,8 +3,8 @@
 The gateway's internal inference endpoint receives the runtime's OpenAI-shaped request and
 asks the configured provider for a stream of OpenAI ``chat.completion.chunk`` dicts; it writes
 each as ``data: {json}\\n\\n`` and ends with ``data: [DONE]``. A provider raises
-:class:`~jupyter_resolve.errors.ProviderError` — before the first chunk, the gateway answers
-with that status; after it, as a mid-stream ``{"error": ...}`` frame.
+:class:`~jupyter_resolve.contracts.errors.ProviderError` — before the first chunk, the gateway
+answers with that status; after it, as a mid-stream ``{"error": ...}`` frame.
 """
 
 from __future__ import annotations

@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from ..errors import ProviderError
+from ..contracts.errors import ProviderError
+from ..contracts.sse import DONE, SSEEvent, parse_data
 from ._http import HTTPProvider
 from .base import Chunk
 from .chunks import ChunkBuilder, wants_usage
 from .openai_stream import ChunkNormalizer, stream_error
-from .sse import DONE, SSEEvent, parse_data
 
 
 class OpenAIProvider(HTTPProvider):

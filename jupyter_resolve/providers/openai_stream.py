@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ProviderError
+from ..contracts.errors import ProviderError
 from .base import Chunk
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProviderError
+from ..contracts.bodies import text_of
+from ..contracts.errors import ProviderError
 from .base import Chunk, Provider
 from .chunks import ChunkBuilder, estimate_tokens, new_call_id, wants_usage
 
@@ -115,19 +116,6 @@ def declared_soul(messages: list[dict[str, Any]]) -> str | None:
             found = SOUL_LINE.search(text_of(message.get("content")))
             return found.group(1) if found else None
     return None
-
-
-def text_of(content: Any) -> str:
-    """A message's text, whether a string or a list of content parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type", "text") == "text"
-        )
-    return ""
 
 
 def tool_names(body: dict[str, Any]) -> set[str]:

@@ -11,11 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..models import Event
-
-
-class RunLogError(OSError):
-    """The run log could not be written (a full disk, a removed folder)."""
+from ..contracts.bodies import Event
+from ..contracts.errors import RunLogError
 
 
 class RunLog:

@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..budget import Limits, exceeded
-from ..errors import NotFound
-from ..models import AgentChatBody, RunInfo
-from ..runtime.client import RuntimeGone, RuntimeRejected
-from ..runtime.supervisor import RuntimeStartError, RuntimeSupervisor
+from ..contracts.bodies import AgentChatBody, RunInfo
+from ..contracts.budget import Limits, exceeded, phrase
+from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
+from ..runtime.supervisor import RuntimeSupervisor
+from .approvals import release_approvals
 from .log import RunLog, close_live_logs, read_run_log
-from .run import APPROVAL_RELEASED, Run
+from .run import Run
 
 # A burst of runtime frames yields to the loop after its first and every 16th frame, so the
 # clients' streams send what is ready meanwhile.
@@ -46,7 +46,6 @@ class RunManager:
         self.supervisor = supervisor
         self.log = log
         self.runs: dict[str, Run] = {}
-        self.limits: dict[str, Limits] = {}
 
     def start(
         self,
@@ -69,11 +68,11 @@ class RunManager:
             budget=limits.rounds,
             log=RunLog(self.runs_dir, body.run_id),
             tool_names=tool_names,
+            limits=limits,
         )
         run.peer, run.parent = peer, parent
         run.task_id = started.get("task_id")
         self.runs[run.run_id] = run
-        self.limits[run.run_id] = limits
         run.emit("run.started", started)
         run.task = asyncio.create_task(self._drive(run, body, limits))
         return run
@@ -130,7 +129,7 @@ class RunManager:
     def check_tool_budget(self, run: Run) -> str | None:
         """Count one tool call; the phrase of the budget it exceeds, if any."""
         run.tool_calls += 1
-        limits = self.limits.get(run.run_id, Limits())
+        limits = run.limits
         tokens = run.translator.prompt_tokens + run.translator.completion_tokens
         return exceeded(
             limits,
@@ -143,13 +142,8 @@ class RunManager:
         """End a run whose tool-call, time or token budget is used up: reason ``budget``."""
         if run.completed or run.translator.override_reason:
             return
-        limits = self.limits.get(run.run_id, Limits())
-        phrase = {
-            "time": f"time budget ({limits.seconds:g} s)",
-            "tokens": f"token budget ({limits.tokens} tokens)",
-        }.get(which, which)
         run.translator.override_reason = "budget"
-        run.translator.note_error(f"stopped: the {phrase} is used up")
+        run.translator.note_error(f"stopped: the {phrase(run.limits, which)} is used up")
         await self._cancel_in_runtime(run)
 
     def get(self, run_id: str) -> Run:
@@ -212,11 +206,3 @@ class RunManager:
                 run.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await run.task
-
-
-def release_approvals(run: Run) -> None:
-    """Release the calls waiting for a person: nothing runs, and no decision is recorded (the
-    run is ending; its calls still open show as cancelled or interrupted)."""
-    for future in run.approvals.values():
-        if not future.done():
-            future.set_result(APPROVAL_RELEASED)

@@ -6,14 +6,11 @@ import asyncio
 import time
 from typing import Any
 
-from ..frames import FrameTranslator
-from ..models import CompletionReason, Event, EventType, RunInfo
+from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo
+from ..contracts.budget import Limits
+from ..contracts.frames import FrameTranslator
 from .log import LoggedRun, RunLog
 from .stream import EventStream
-
-# What a waiting approval resolves to when its run ends (cancel, budget, shutdown): not a
-# person's decision, so no `tool.approval` is recorded for it.
-APPROVAL_RELEASED = "released"
 
 
 class Run(EventStream):
@@ -29,6 +26,7 @@ class Run(EventStream):
         budget: int,
         log: RunLog | None,
         tool_names: list[str] | None = None,
+        limits: Limits | None = None,
     ) -> None:
         super().__init__(log)
         self.run_id = run_id
@@ -42,6 +40,7 @@ class Run(EventStream):
         self.translator = FrameTranslator(budget=budget)
         self.task: asyncio.Task[None] | None = None
         self.cancel_requested = False
+        self.limits = limits or Limits()  # the budgets the gateway enforces (rounds: runtime's)
         self.tool_calls = 0
         self.approvals: dict[str, asyncio.Future[str]] = {}
         self.peer: str | None = None

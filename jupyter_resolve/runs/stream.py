@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..models import Event
-from .log import RunLog, RunLogError
+from ..contracts.bodies import Event
+from ..contracts.errors import RunLogError
+from .log import RunLog
 
 
 class EventStream:

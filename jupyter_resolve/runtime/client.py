@@ -7,20 +7,9 @@ from typing import Any
 
 import httpx
 
-from ..models import AgentChatBody
-from ..sse import data_payload
-
-
-class RuntimeGone(Exception):
-    """The runtime closed or dropped the connection before the run ended."""
-
-
-class RuntimeRejected(Exception):
-    """The runtime answered /chat with an error status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"runtime answered {status}: {message}")
-        self.status = status
+from ..contracts.bodies import AgentChatBody
+from ..contracts.errors import RuntimeGone, RuntimeRejected
+from ..contracts.sse import SSEDecoder
 
 
 class RuntimeClient:
@@ -37,7 +26,7 @@ class RuntimeClient:
         )
 
     async def chat(self, body: AgentChatBody) -> AsyncIterator[str]:
-        """Yield the payload of every ``data:`` frame of the run's stream."""
+        """Yield the data of every frame of the run's stream."""
         try:
             async with self._client.stream(
                 "POST", "/chat", content=body.model_dump_json().encode()
@@ -45,10 +34,12 @@ class RuntimeClient:
                 if response.status_code != 200:
                     text = (await response.aread()).decode(errors="replace")
                     raise RuntimeRejected(response.status_code, text[:500])
-                async for line in response.aiter_lines():
-                    payload = data_payload(line)
-                    if payload is not None:
-                        yield payload
+                decoder = SSEDecoder()
+                async for piece in response.aiter_bytes():
+                    for event in decoder.feed(piece):
+                        yield event.data
+                for event in decoder.close():
+                    yield event.data
         except httpx.TransportError as exc:
             raise RuntimeGone(f"{type(exc).__name__}: {exc}") from exc
 

@@ -18,15 +18,12 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from ..contracts.errors import RuntimeStartError
 from .client import RuntimeClient
 
 State = Literal["stopped", "starting", "running", "restarting", "failed"]
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
 HEALTH_FAILURES = 3  # consecutive failed checks before a live runtime is restarted
-
-
-class RuntimeStartError(Exception):
-    """agent-httpd could not be started; the message says why."""
 
 
 class RuntimeSupervisor:

@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import BadRequest
+from ..contracts.errors import BadRequest
 
-MANIFEST = "MANIFEST.json"
+CONTEXT_INDEX = "MANIFEST.json"  # the context index the agent sees (not a run manifest)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -36,7 +36,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def manifest_bytes(record: dict[str, str]) -> bytes:
+def context_index_bytes(record: dict[str, str]) -> bytes:
     return json.dumps(record, indent=1, sort_keys=True).encode()
 
 
@@ -84,7 +84,7 @@ class Workspace:
     def context_digest(self) -> str | None:
         """sha256 of the context manifest (for the run manifest), from the gateway's record."""
         record = self.record()
-        return hashlib.sha256(manifest_bytes(record)).hexdigest() if record else None
+        return hashlib.sha256(context_index_bytes(record)).hexdigest() if record else None
 
     def materialize(self, server_root: Path, paths: list[str], log: logging.Logger) -> None:
         """Copy ``paths`` (relative to the server root) into ``context/``, mode 0400, under their
@@ -93,7 +93,7 @@ class Workspace:
         sources = [_inside(server_root, rel) for rel in paths]  # check all before writing
         record = self.record()
         for _, target in sources:
-            if target == MANIFEST:
+            if target == CONTEXT_INDEX:
                 raise BadRequest(f"attachments: '{target}' is a reserved name in context/")
         for source, target in sources:
             record[target] = self._refresh(target, source, record.get(target), log)
@@ -127,13 +127,13 @@ class Workspace:
     # -- placing files without following anything agent code may have planted --------------
 
     def _save(self, record: dict[str, str]) -> None:
-        data = manifest_bytes(record)
+        data = context_index_bytes(record)
         self.record_path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.record_path.with_suffix(".json.partial")
         partial.write_bytes(data)
         os.replace(partial, self.record_path)
         with self._folder([]) as context:
-            _write_new(context, MANIFEST, data)
+            _write_new(context, CONTEXT_INDEX, data)
 
     def _intact(self, target: str, digest: str) -> bool:
         """``context/<target>`` is a regular 0400 file (reached through no link) with ``digest``."""

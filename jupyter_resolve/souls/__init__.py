@@ -12,12 +12,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..contracts.errors import SoulError
+
 BUILTIN_DIR = Path(__file__).parent
 ROLES = ("planner", "specialist", "evaluator", "tool-agent")
-
-
-class SoulError(ValueError):
-    """A soul file that cannot be read; the message names the file and the problem."""
 
 
 class Soul(BaseModel):

@@ -4,18 +4,32 @@ and the ``tool.*`` events (DESIGN 3.3, 3.6)."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+import logging
+from typing import Protocol
 
-from ..errors import NotFound
-from ..models import ToolCallRequest, ToolResult
-from ..policy import decide
-from ..runs.run import APPROVAL_RELEASED, Run
+from ..config import Resolve
+from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.errors import NotFound
+from ..contracts.policy import decide
+from ..runs.approvals import APPROVAL_RELEASED, await_approval
+from ..runs.manager import RunManager
+from ..runs.run import Run
+from .catalog import ToolSchema
+from .dispatch import ToolDispatcher
 
-if TYPE_CHECKING:
-    from ..gateway import Gateway
+
+class ToolCallHost(Protocol):
+    """What a tool call needs of the gateway."""
+
+    config: Resolve
+    log: logging.Logger
+    runs: RunManager
+    tools: ToolDispatcher
+
+    def schema(self, name: str) -> ToolSchema | None: ...
 
 
-async def handle_tool_call(gateway: Gateway, request: ToolCallRequest) -> ToolResult:
+async def handle_tool_call(gateway: ToolCallHost, request: ToolCallRequest) -> ToolResult:
     try:
         run = gateway.runs.get(request.run_id)
     except NotFound as exc:
@@ -35,7 +49,8 @@ async def handle_tool_call(gateway: Gateway, request: ToolCallRequest) -> ToolRe
         gateway.config.approval_policy,
     )
     if decision != "auto":
-        answer = await _approval(gateway, run, request, decision)
+        call = {"call_id": request.call_id, "name": request.name, "arguments": request.arguments}
+        answer = await await_approval(run, call, decision, gateway.config.approval_timeout)
         if answer == APPROVAL_RELEASED:
             return ToolResult(ok=False, output=f"{request.name}: the run ended; nothing was run")
         if answer != "approve":
@@ -44,30 +59,7 @@ async def handle_tool_call(gateway: Gateway, request: ToolCallRequest) -> ToolRe
     return await _execute(gateway, run, request)
 
 
-async def _approval(gateway: Gateway, run: Run, request: ToolCallRequest, decision: str) -> str:
-    """``approve``, ``deny``, or APPROVAL_RELEASED when the run ended while the call waited."""
-    event = {"call_id": request.call_id, "name": request.name, "arguments": request.arguments}
-    if decision == "deny":
-        run.emit("tool.approval", {**event, "state": "denied", "by": "policy"})
-        return "deny"
-    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    run.approvals[request.call_id] = future
-    run.emit("tool.approval", {**event, "state": "waiting"})
-    try:
-        answer = await asyncio.wait_for(future, gateway.config.approval_timeout)
-        by = "person"
-    except asyncio.TimeoutError:
-        answer, by = "deny", "timeout"
-    finally:
-        run.approvals.pop(request.call_id, None)
-    if answer == APPROVAL_RELEASED:
-        return answer
-    state = "approved" if answer == "approve" else "denied"
-    run.emit("tool.approval", {**event, "state": state, "by": by})
-    return answer
-
-
-async def _execute(gateway: Gateway, run: Run, request: ToolCallRequest) -> ToolResult:
+async def _execute(gateway: ToolCallHost, run: Run, request: ToolCallRequest) -> ToolResult:
     run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
     loop = asyncio.get_running_loop()
     started = loop.time()

@@ -1,4 +1,4 @@
-"""The tool catalogue: schemas from kernel_tools, the default allow list, and the bridge manifest
+"""The tool catalogue: schemas from kernel_tools, the default allow list, and the bridge tools
 the runtime is given (the OpenAI ``tools`` list the agent sees)."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def load_schemas() -> list[ToolSchema]:
     return [ToolSchema.model_validate(t) for t in json.loads(text)["tools"]]
 
 
-def bridge_manifest(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> list[dict[str, Any]]:
+def bridge_tools(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> list[dict[str, Any]]:
     """The OpenAI tools list for the runtime: every schema that is allowed, in schema order."""
     allow = set(allowed)
     return [
@@ -81,6 +81,6 @@ def tool_lists(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> dict[st
     return {
         "schemas": [s.name for s in schemas],
         "allow": list(allowed),
-        "bridge": [t["function"]["name"] for t in bridge_manifest(schemas, allowed)],
+        "bridge": [t["function"]["name"] for t in bridge_tools(schemas, allowed)],
         "implementations": implemented_names(),
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from ..models import ToolCallRequest, ToolResult
+from ..contracts.bodies import ToolCallRequest, ToolResult
 
 MAX_OUTPUT_CHARS = 20_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ToolResult
+from ..contracts.bodies import ToolResult
 from ..scratch.kernels import Execution, ScratchKernel
 
 RICH_TYPES = (

@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from ..models import ToolResult
+from ..contracts.bodies import ToolResult
 
 MAX_BYTES = 2_000_000
 MAX_REDIRECTS = 5

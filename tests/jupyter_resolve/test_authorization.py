@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from jupyter_server.auth.authorizer import Authorizer
 
-from jupyter_resolve.artifacts.models import PromoteRequest
+from jupyter_resolve.artifacts.records import PromoteRequest
+from jupyter_resolve.contracts.bodies import ChatRequest
 from jupyter_resolve.magics.client import TOKEN_ENV
-from jupyter_resolve.models import ChatRequest
 from tests.conftest import Server
 from tests.jupyter_resolve.artifacts.test_api import make_notebook, store_files
 from tests.jupyter_resolve.test_contracts import public_routes

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_resolve.chat_body import build_agent_chat_body, message_text
-from jupyter_resolve.errors import BadRequest
-from jupyter_resolve.models import ChatMessage, ChatRequest
+from jupyter_resolve.contracts.bodies import ChatMessage, ChatRequest
+from jupyter_resolve.contracts.chat_body import build_agent_chat_body, message_text
+from jupyter_resolve.contracts.errors import BadRequest
 
 
 def build(request: ChatRequest, **kw: object):  # type: ignore[no-untyped-def]

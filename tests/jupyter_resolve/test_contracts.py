@@ -13,8 +13,8 @@ from jupyter_server.auth import decorator as jupyter_auth_decorator
 from tornado import web
 
 import jupyter_resolve
+from jupyter_resolve.contracts.bodies import EVENT_TYPES
 from jupyter_resolve.handlers import api, artifacts, facade, peer
-from jupyter_resolve.models import EVENT_TYPES
 from tests.conftest import Server
 
 METHODS = ("get", "post", "put", "patch", "delete")

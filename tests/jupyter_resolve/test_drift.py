@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.drift import compute_drift, soul_drift
+from jupyter_resolve.contracts.drift import compute_drift, soul_drift
 from tests.conftest import Server
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from jupyter_resolve.frames import FrameTranslator
+from jupyter_resolve.contracts.frames import FrameTranslator
 
 
 def frame(t: str, **d: object) -> str:

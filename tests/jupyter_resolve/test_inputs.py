@@ -7,12 +7,12 @@ import json
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from jupyter_resolve import safejson
-from jupyter_resolve.errors import BadRequest
-from jupyter_resolve.ids import Id, check_id, is_id, optional_id
-from jupyter_resolve.models import ChatRequest, ToolCallRequest
-from jupyter_resolve.pathargs import PathArg, check_path_text
-from jupyter_resolve.tasks import TaskRequest
+from jupyter_resolve.contracts import safejson
+from jupyter_resolve.contracts.bodies import ChatRequest, ToolCallRequest
+from jupyter_resolve.contracts.errors import BadRequest
+from jupyter_resolve.contracts.ids import Id, check_id, is_id, optional_id
+from jupyter_resolve.contracts.pathargs import PathArg, check_path_text
+from jupyter_resolve.runs.tasks import TaskRequest
 
 GOOD_IDS = ["a", "0", "run-20261129-201500-1a2b3c4d", "A.b_c-d", "a..", "x" * 128]
 BAD_IDS = ["", ".", "..", ".a", "_a", "-a", "a/b", "a\\b", "a b", "a\n", "a\x00", "é", "x" * 129]

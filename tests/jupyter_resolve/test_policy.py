@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from jupyter_resolve.policy import decide, invalid_entries
+from jupyter_resolve.contracts.policy import decide, invalid_entries
 
 
 def test_name_beats_effect_beats_default() -> None:

@@ -8,7 +8,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from jupyter_resolve.souls import SoulError, load_souls, parse_soul
+from jupyter_resolve.contracts.errors import SoulError
+from jupyter_resolve.souls import load_souls, parse_soul
 from tests.conftest import SSE, Server
 from tests.scripting import call, script
 

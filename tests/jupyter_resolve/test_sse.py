@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import json
 
-from jupyter_resolve.facade import CompletionShaper
-from jupyter_resolve.models import Event
-from jupyter_resolve.sse import data_payload, format_event
+from jupyter_resolve.contracts.bodies import Event
+from jupyter_resolve.contracts.completions import CompletionShaper
+from jupyter_resolve.contracts.sse import data_payload, format_event
 
 
 def test_event_frame_shape() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from jupyter_resolve.discipline import tool_discipline
-from jupyter_resolve.summary import empty_run_summary, fold_trace
+from jupyter_resolve.contracts.discipline import tool_discipline
+from jupyter_resolve.contracts.summary import empty_run_summary, fold_trace
 
 
 def test_fold_trace_keeps_first_seen_order() -> None:

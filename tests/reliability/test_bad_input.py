@@ -10,10 +10,10 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_resolve import safejson
-from jupyter_resolve.frames import FrameTranslator
+from jupyter_resolve.contracts import safejson
+from jupyter_resolve.contracts.frames import FrameTranslator
+from jupyter_resolve.contracts.sse import data_payload
 from jupyter_resolve.providers.wire_names import chunk_from_wire, request_to_wire
-from jupyter_resolve.sse import data_payload
 from tests.conftest import Server
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()

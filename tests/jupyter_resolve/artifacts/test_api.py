@@ -423,7 +423,8 @@ async def test_a_stored_media_type_that_does_not_normalize_is_served_as_bytes(
     server: Server, gateway: Any
 ) -> None:
     """A manifest written before normalization (CR/LF in its type) answers, not a 500."""
-    from jupyter_resolve.artifacts.models import Manifest, Source
+    from jupyter_resolve.artifacts.records import ArtifactManifest as Manifest
+    from jupyter_resolve.artifacts.records import Source
     from jupyter_resolve.artifacts.store import _manifest_bytes, atomic_write
 
     store = gateway.artifacts.store

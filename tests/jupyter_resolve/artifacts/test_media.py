@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_resolve.artifacts.media import BadMediaType, normalize_media_type, served_as
+from jupyter_resolve.artifacts.media import normalize_media_type, served_as
+from jupyter_resolve.contracts.errors import BadMediaType
 
 
 @pytest.mark.parametrize(

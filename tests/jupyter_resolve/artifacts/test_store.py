@@ -16,7 +16,7 @@ import pytest
 
 from jupyter_resolve.artifacts import ArtifactStore, Source, artifact_id
 from jupyter_resolve.artifacts.sources import pick
-from jupyter_resolve.errors import BadRequest
+from jupyter_resolve.contracts.errors import BadRequest
 
 REPO = Path(__file__).resolve().parents[3]
 SCRATCH = Source(kind="scratch", session_id="s1", path="a.txt")

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from jupyter_resolve.magics.magics import _table
+from jupyter_resolve.magics.markdown import table as _table
 from jupyter_resolve.magics.safe_html import (
     clean_html,
     code_span,

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_resolve.magics.client import Connection, ConnectionMissing, parse_sse_lines
-from jupyter_resolve.magics.magics import interpolate, parse_options
+from jupyter_resolve.contracts.errors import ConnectionMissing
+from jupyter_resolve.magics.client import Connection, parse_sse_lines
+from jupyter_resolve.magics.line import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
 from jupyter_resolve.magics.view_model import (
     STATUS_LABELS,

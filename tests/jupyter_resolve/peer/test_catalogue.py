@@ -14,7 +14,8 @@ from jupyter_resolve.peer.catalogue import (
     soul_entries,
     tool_entries,
 )
-from jupyter_resolve.tools.catalog import bridge_manifest, load_schemas
+from jupyter_resolve.tools.catalog import bridge_tools as bridge_manifest
+from jupyter_resolve.tools.catalog import load_schemas
 
 
 def test_cut_to_120_characters() -> None:

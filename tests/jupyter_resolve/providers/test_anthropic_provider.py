@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.errors import ProviderError
+from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers import AnthropicProvider
 from tests.fakes import anthropic_server as fake_anthropic
 from tests.fakes import streams

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.errors import ProviderError
+from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers.anthropic_translate import StreamTranslator, to_messages_request
 from tests.fakes import streams
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.errors import ProviderError
+from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers import OpenAIProvider
 from tests.fakes import openai_server as fake_openai
 from tests.fakes import streams

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.errors import ProviderError
+from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers import ScriptedProvider
 from tests.fakes import streams
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_resolve.providers.sse import SSEDecoder, SSEEvent, parse_data
+from jupyter_resolve.contracts.sse import SSEDecoder, SSEEvent, parse_data
 
 STREAM = (
     ": comment\r\n\r\n"

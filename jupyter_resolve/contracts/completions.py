@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .models import Event
+from .bodies import Event
 
 FINISH = {"stop": "stop", "budget": "length", "cancelled": "stop", "interrupted": "stop"}
 

@@ -12,24 +12,32 @@ import asyncio
 import logging
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import NotFound, ResolveError
-from .ids import Id
-from .models import ChatRequest
-from .runs.log import RunLog, close_live_logs, read_run_log
-from .runs.manager import new_id
-from .runs.run import Run
-from .runs.stream import EventStream
-
-if TYPE_CHECKING:
-    from .gateway import Gateway
+from ..contracts.bodies import ChatRequest
+from ..contracts.errors import BadRequest, NotFound, ResolveError
+from ..contracts.ids import Id
+from ..souls import Soul
+from .log import RunLog, close_live_logs, read_run_log
+from .manager import new_id
+from .run import Run
+from .stream import EventStream
 
 DEFAULT_CHAIN = ("planner", "specialist", "evaluator", "tool-agent")
 INTERRUPTED = {"reason": "interrupted", "runs": [], "roles": []}
 REJECTED = re.compile(r"VERDICT:\s*reject", re.IGNORECASE)
+
+
+class TaskHost(Protocol):
+    """What a task needs of the gateway: the souls, and starting and cancelling runs."""
+
+    souls: dict[str, Soul]
+
+    def start_chat(self, request: ChatRequest, *, task_id: str | None = None) -> Run: ...
+
+    async def cancel_run(self, run_id: str) -> Run: ...
 
 
 class TaskRequest(BaseModel):
@@ -82,7 +90,7 @@ class Task(EventStream):
 
 
 class TaskManager:
-    def __init__(self, gateway: Gateway, tasks_dir: Path, log: logging.Logger) -> None:
+    def __init__(self, gateway: TaskHost, tasks_dir: Path, log: logging.Logger) -> None:
         self.gateway = gateway
         self.tasks_dir = tasks_dir
         self.log = log
@@ -91,8 +99,6 @@ class TaskManager:
     def start(self, request: TaskRequest) -> Task:
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
         if missing:
-            from .errors import BadRequest
-
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
         task_id = new_id("task")
         session_id = request.session_id or new_id("session")

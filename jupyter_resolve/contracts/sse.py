@@ -1,19 +1,58 @@
-"""An incremental Server-Sent Events decoder over bytes (pure: no I/O).
+"""Server-Sent Events (pure: no I/O): the frames the gateway writes, and one incremental
+decoder for every stream Python reads (the providers', the runtime's, the magics').
 
-Fed whatever byte pieces the network delivers, it returns the complete events. Lines are split
-on bytes (LF, with a trailing CR dropped), so a UTF-8 character split across reads is whole
-again before it is decoded. ``id:``, ``retry:`` and ``:`` comment lines are ignored. A
-``data: [DONE]`` line is an event at once, even when the server never sends the blank line
-after it; :meth:`SSEDecoder.close` flushes an event left open at end of stream.
+Writing: :func:`format_event` (``id:``/``event:``/``data:``, the public API's event streams) and
+:func:`format_data` (a bare ``data:`` frame, OpenAI-style streams), with :data:`KEEPALIVE` and
+:data:`SSE_HEADERS`.
+
+Reading: :class:`SSEDecoder` is fed whatever byte pieces the network delivers and returns the
+complete events. Lines are split on bytes (LF, with a trailing CR dropped), so a UTF-8 character
+split across reads is whole again before it is decoded. ``retry:`` and ``:`` comment lines are
+ignored; an ``id:`` is kept on its event only. A ``data: [DONE]`` line is an event at once,
+even when the server never sends the blank line after it; :meth:`SSEDecoder.close` flushes an
+event left open at end of stream.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 DONE = "[DONE]"
+
+KEEPALIVE = b": keep-alive\n\n"
+
+SSE_HEADERS = {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+
+
+def format_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
+    """One frame: ``id: SEQ\\nevent: TYPE\\ndata: JSON\\n\\n``."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {seq}\nevent: {event_type}\ndata: {payload}\n\n".encode()
+
+
+def format_data(data: dict[str, Any] | str) -> bytes:
+    """A bare ``data:`` frame (OpenAI-style streams)."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
+
+
+def split_field(line: str) -> tuple[str, bool, str]:
+    """One SSE line as (field, had a colon, value without its one leading space)."""
+    name, sep, value = line.partition(":")
+    return name, bool(sep), value[1:] if value.startswith(" ") else value
+
+
+def data_payload(line: str) -> str | None:
+    """The payload of a ``data:`` line (with or without the space), else None (the decoder's
+    rule for one line)."""
+    name, colon, value = split_field(line)
+    return value if name == "data" and colon else None
 
 
 @dataclass(frozen=True)
@@ -22,6 +61,7 @@ class SSEEvent:
 
     event: str
     data: str
+    id: str | None = field(default=None, compare=False)  # its ``id:`` line, if it had one
 
 
 class SSEDecoder:
@@ -31,6 +71,7 @@ class SSEDecoder:
         self._buffer = bytearray()
         self._data: list[str] = []
         self._event = ""
+        self._id: str | None = None
 
     def feed(self, piece: bytes) -> list[SSEEvent]:
         """Add bytes; return the events they complete."""
@@ -68,25 +109,23 @@ class SSEDecoder:
             return self._dispatch()
         if line.startswith(":"):
             return None
-        field, sep, value = line.partition(":")
-        if sep and value.startswith(" "):
-            value = value[1:]
+        field, _, value = split_field(line)
         if field == "data":
             self._data.append(value)
             if value.strip() == DONE and len(self._data) == 1:
                 return self._dispatch()
         elif field == "event":
             self._event = value
+        elif field == "id":
+            self._id = value
         return None
 
     def _dispatch(self) -> SSEEvent | None:
-        if not self._data:
-            self._event = ""
+        data, event_type, event_id = self._data, self._event, self._id
+        self._data, self._event, self._id = [], "", None
+        if not data:
             return None
-        event = SSEEvent(self._event, "\n".join(self._data))
-        self._data = []
-        self._event = ""
-        return event
+        return SSEEvent(event_type, "\n".join(data), event_id)
 
 
 def parse_data(data: str) -> list[Any]:

@@ -11,18 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .bodies import AgentChatBody, Budget, ChatMessage, ChatRequest, text_of
 from .errors import BadRequest
-from .models import AgentChatBody, Budget, ChatMessage, ChatRequest
 
 
 def message_text(message: ChatMessage) -> str:
     """The text of a message whose content is a string or a list of OpenAI content parts."""
-    content = message.content
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
+    return text_of(message.content)
 
 
 def build_agent_chat_body(

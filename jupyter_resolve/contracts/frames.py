@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .models import EventType, RuntimeFrame
+from .bodies import EventType, RuntimeFrame
 from .summary import empty_run_summary
 
 Emitted = tuple[EventType, dict[str, Any]]
@@ -52,7 +52,7 @@ class _Usage(_Data):
     completion_tokens: int = 0
 
 
-class _Error(_Data):
+class _ErrorData(_Data):
     code: str = "runtime_error"
     message: str
     status: int | None = None
@@ -167,7 +167,7 @@ class FrameTranslator:
             self.completion_tokens += usage.completion_tokens
             return [("usage", usage.model_dump())]
         if frame.t == "error":
-            error = _Error.model_validate(d)
+            error = _ErrorData.model_validate(d)
             self.last_error = error.message
             return [("run.error", {"code": error.code, "message": error.message})]
         done = _Done.model_validate(d)

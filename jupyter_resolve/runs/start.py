@@ -1,25 +1,44 @@
-"""Starting a run: soul, tools, system prompt, budgets and the frozen manifest."""
+"""Starting a run: soul, tools, system prompt, budgets and the frozen run manifest."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from pathlib import Path
+from typing import Any, Protocol
 
-from ._version import __version__
-from .budget import Limits
-from .chat_body import build_agent_chat_body
-from .discipline import tool_discipline
-from .errors import BadRequest, Unavailable
-from .manifest import run_manifest
-from .models import ChatRequest
-from .runs.manager import new_id
-from .runs.run import Run
+from .._version import __version__
+from ..config import Resolve
+from ..contracts.bodies import ChatRequest
+from ..contracts.budget import Limits
+from ..contracts.chat_body import build_agent_chat_body
+from ..contracts.discipline import tool_discipline
+from ..contracts.errors import BadRequest, Unavailable
+from ..contracts.run_manifest import run_manifest
+from ..scratch.kernels import ScratchKernels
+from ..souls import Soul
+from .manager import RunManager, new_id
+from .run import Run
 
-if TYPE_CHECKING:
-    from .gateway import Gateway
+
+class RunHost(Protocol):
+    """What starting a run needs of the gateway."""
+
+    config: Resolve
+    root_dir: Path
+    log: logging.Logger
+    souls: dict[str, Soul]
+    runs: RunManager
+    kernels: ScratchKernels
+
+    def drift(self) -> list[str]: ...
+
+    def allowed_tools(self) -> list[str]: ...
+
+    def tool_specs(self) -> list[dict[str, Any]]: ...
 
 
 def start_chat(
-    gateway: Gateway,
+    gateway: RunHost,
     request: ChatRequest,
     *,
     peer: str | None = None,

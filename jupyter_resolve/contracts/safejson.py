@@ -14,20 +14,14 @@ import json
 import re
 from typing import Any
 
+from .errors import TooDeep
+
 MAX_DEPTH = 64
 
 # A JSON string (escapes included) and a run of anything but brackets: removing both leaves the
 # bracket skeleton, whose running balance is the nesting depth.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-class TooDeep(ValueError):
-    """The JSON nests arrays and objects deeper than allowed."""
-
-    def __init__(self, max_depth: int) -> None:
-        super().__init__(f"nested deeper than {max_depth} levels")
-        self.max_depth = max_depth
 
 
 def nesting_depth(text: str, stop_above: int | None = None) -> int:

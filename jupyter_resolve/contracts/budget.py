@@ -12,12 +12,23 @@ class Limits(BaseModel):
     tokens: int = Field(default=0, ge=0)  # 0: no limit
 
 
+def phrase(limits: Limits, which: str) -> str:
+    """The budget ``which`` (``tool_calls``, ``time``, ``tokens``) as a phrase for the summary;
+    another word as itself."""
+    phrases = {
+        "tool_calls": f"tool-call budget ({limits.tool_calls} calls)",
+        "time": f"time budget ({limits.seconds:g} s)",
+        "tokens": f"token budget ({limits.tokens} tokens)",
+    }
+    return phrases.get(which, which)
+
+
 def exceeded(limits: Limits, *, tool_calls: int, seconds: float, tokens: int) -> str | None:
     """Which budget the run has used up, as a phrase for the summary; None while within."""
     if tool_calls > limits.tool_calls:
-        return f"tool-call budget ({limits.tool_calls} calls)"
+        return phrase(limits, "tool_calls")
     if seconds > limits.seconds:
-        return f"time budget ({limits.seconds:g} s)"
+        return phrase(limits, "time")
     if limits.tokens and tokens > limits.tokens:
-        return f"token budget ({limits.tokens} tokens)"
+        return phrase(limits, "tokens")
     return None

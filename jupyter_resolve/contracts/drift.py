@@ -1,7 +1,7 @@
 """The drift check (pure): the four tool lists must be equal (DESIGN 3.4).
 
 1. schemas (``kernel_tools/builtin-tools.json``), 2. allow (the gateway's allow list),
-3. bridge (the manifest the runtime is given: what the agent can see), 4. implementations
+3. bridge (the tools list the runtime is given: what the agent can see), 4. implementations
 (the kernel_tools registry plus the gateway's trusted tools). Every pairwise difference is drift;
 a capability implemented but not exposed is drift too, because then the agent cannot tell
 "not exposed" from "does not exist".

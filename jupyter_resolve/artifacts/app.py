@@ -13,7 +13,7 @@ from pathlib import Path
 from jupyter_core.application import JupyterApp
 
 from ..config import Resolve
-from ..errors import ResolveError
+from ..contracts.errors import ResolveError
 from .store import ArtifactStore, Report
 
 

@@ -7,7 +7,7 @@ gateway → runtime: :class:`ToolResult`; gateway → client: :class:`Event`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,18 +16,6 @@ from .pathargs import PathArg
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
 
-EVENT_TYPES = (
-    "run.started",
-    "text.delta",
-    "reasoning.delta",
-    "tool.requested",
-    "tool.approval",
-    "tool.started",
-    "tool.completed",
-    "usage",
-    "run.error",
-    "run.completed",
-)
 EventType = Literal[
     "run.started",
     "text.delta",
@@ -40,7 +28,22 @@ EventType = Literal[
     "run.error",
     "run.completed",
 ]
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 CompletionReason = Literal["stop", "budget", "cancelled", "error", "interrupted"]
+
+
+def text_of(content: Any) -> str:
+    """A message's text, whether a string or a list of OpenAI content parts (a part without a
+    ``type`` counts as text); another value as its ``str``, None as ``""``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type", "text") == "text"
+        )
+    return "" if content is None else str(content)
 
 
 class ChatMessage(BaseModel):

@@ -1,4 +1,4 @@
-"""Data of the artifact store: the manifest, its source, and the promotion request body."""
+"""Data of the artifact store: the artifact manifest, its source, and the promotion request body."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..ids import Id
-from ..pathargs import PathArg
+from ..contracts.ids import Id
+from ..contracts.pathargs import PathArg
 from .media import normalize_media_type
 
 ID_PATTERN = r"^art-[0-9a-f]{24}$"
@@ -66,7 +66,7 @@ class AgentOrigin(BaseModel):
     run_seq: int = Field(description="Sequence number of the run-log event the call came after.")
 
 
-class Manifest(BaseModel):
+class ArtifactManifest(BaseModel):
     """One artifact: ``manifests/<id>.json``."""
 
     model_config = ConfigDict(extra="forbid")

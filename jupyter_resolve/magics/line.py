@@ -1,0 +1,75 @@
+"""The ``%%resolve`` line: its ``--options`` and ``{name}`` interpolation of the prompt."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+
+NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+PLACEHOLDER = re.compile(r"\{\{(" + NAME + r")\}\}|\{(" + NAME + r")\}")
+
+
+@dataclass
+class Options:
+    soul: str | None = None
+    session: str | None = None
+    new: bool = False
+    model: str | None = None
+    task: bool = False
+    interpolate: bool = True
+
+
+def parse_options(line: str) -> tuple[Options, str]:
+    """Leading ``--options`` of a magic line, and the rest of the line (the prompt) untouched."""
+    options = Options()
+    rest = line.strip()
+    takes_value = {"--soul": "soul", "--session": "session", "--model": "model"}
+    flags = {"--new": "new", "--task": "task"}
+    while rest.startswith("--"):
+        word, _, after = rest.partition(" ")
+        name, eq, inline = word.partition("=")
+        if name in takes_value:
+            if eq:
+                value, rest = inline, after.strip()
+            else:
+                value, _, rest = after.strip().partition(" ")
+                rest = rest.strip()
+            if not value:
+                raise UsageError(f"{name} needs a value, e.g. {name} NAME")
+            setattr(options, takes_value[name], value)
+        elif name in flags and not eq:
+            setattr(options, flags[name], True)
+            rest = after.strip()
+        elif name == "--no-interpolate" and not eq:
+            options.interpolate = False
+            rest = after.strip()
+        else:
+            raise UsageError(
+                f"unknown option {name}; %%resolve takes --soul NAME, --session ID, --new, "
+                "--model M, --task and --no-interpolate"
+            )
+    return options, rest
+
+
+def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
+    """Replace ``{name}`` (and ``{name.attr}``) by its value when ``name`` is defined;
+    ``{{name}}`` gives a literal ``{name}``; anything else is left as written."""
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return "{" + match.group(1) + "}"
+        path = match.group(2).split(".")
+        if path[0] not in namespace:
+            return match.group(0)
+        value = namespace[path[0]]
+        try:
+            for attr in path[1:]:
+                value = getattr(value, attr)
+        except AttributeError:
+            return match.group(0)
+        return str(value)
+
+    return PLACEHOLDER.sub(replace, prompt)

@@ -1,0 +1,132 @@
+"""What each tool name runs: the builtins in the session's scratch kernel (``python`` as a cell,
+the others through the kernel_tools bridge) and the trusted tools in the gateway (``web_fetch``,
+``artifacts.promote``, ``subagents.delegate``)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from ..artifacts import Artifacts
+from ..config import Resolve
+from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
+from ..contracts.errors import ResolveError
+from ..runs.manager import RunManager
+from ..runs.run import Run
+from ..scratch.kernels import ScratchKernels
+from .catalog import TRUSTED_TOOLS, implemented_names
+from .dispatch import Implementation, ToolDispatcher
+from .kernel import run_bridged, run_python
+from .web_fetch import web_fetch
+
+MAX_DELEGATIONS = 3
+
+
+class ToolHost(Protocol):
+    """What the tools need of the gateway."""
+
+    config: Resolve
+    runs: RunManager
+    kernels: ScratchKernels
+    artifacts: Artifacts
+
+    def start_chat(
+        self,
+        request: ChatRequest,
+        *,
+        parent: str | None = None,
+        exclude_tools: tuple[str, ...] = (),
+    ) -> Run: ...
+
+
+Tool = Callable[["ToolHost", ToolCallRequest], Awaitable[ToolResult]]
+
+
+def register_tools(tools: ToolDispatcher, host: ToolHost) -> None:
+    """Register every implemented tool on ``tools``."""
+    for name in implemented_names():
+        if name not in TRUSTED_TOOLS:
+            tools.register(name, kernel_tool(host, name))
+    tools.register("web_fetch", _bind(host, fetch))
+    tools.register("artifacts.promote", _bind(host, promote))
+    tools.register("subagents.delegate", _bind(host, delegate))
+
+
+def _bind(host: ToolHost, tool: Tool) -> Implementation:
+    async def call(request: ToolCallRequest) -> ToolResult:
+        return await tool(host, request)
+
+    return call
+
+
+def kernel_tool(host: ToolHost, name: str) -> Implementation:
+    """A builtin run in the scratch kernel of the run's session."""
+
+    async def call(request: ToolCallRequest) -> ToolResult:
+        run = host.runs.get(request.run_id)
+        kernel = await host.kernels.get(run.session_id)
+        timeout = host.config.tool_timeout
+        if name == "python":
+            code = request.arguments.get("code")
+            if not isinstance(code, str):
+                return ToolResult(ok=False, output="python: 'code' must be a string")
+            return await run_python(kernel, code, timeout)
+        arguments = dict(request.arguments)
+        if name == "shell":
+            arguments.setdefault("timeout", timeout)
+        return await run_bridged(kernel, name, arguments, timeout)
+
+    return call
+
+
+async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:
+    """``artifacts.promote {path, title?, note?}``: a scratch file of the run's session."""
+    run = host.runs.get(request.run_id)
+    seq = run.events[-1].seq if run.events else 0
+    return host.artifacts.promote_for_agent(request, session_id=run.session_id, run_seq=seq)
+
+
+async def fetch(host: ToolHost, request: ToolCallRequest) -> ToolResult:
+    """``web_fetch {url}``."""
+    url = request.arguments.get("url")
+    if not isinstance(url, str):
+        return ToolResult(ok=False, output="web_fetch: 'url' must be a string")
+    return await web_fetch(url, allow_private=host.config.allow_private_fetch)
+
+
+async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
+    """``subagents.delegate {soul, prompt}``: a child run, depth 1, three per run."""
+    run = host.runs.get(request.run_id)
+    soul, prompt = request.arguments.get("soul"), request.arguments.get("prompt")
+    if not isinstance(soul, str) or not isinstance(prompt, str) or not prompt.strip():
+        return ToolResult(ok=False, output="subagents.delegate: needs 'soul' and 'prompt'")
+    if run.parent is not None:
+        return ToolResult(
+            ok=False,
+            output="subagents.delegate: a delegated run cannot delegate again (depth 1)",
+        )
+    if run.delegations >= MAX_DELEGATIONS:
+        return ToolResult(
+            ok=False, output="subagents.delegate: this run has used its 3 delegations"
+        )
+    run.delegations += 1
+    child_request = ChatRequest.model_validate(
+        {
+            "messages": [{"role": "user", "content": prompt}],
+            "soul": soul,
+            "session_id": run.session_id,
+        }
+    )
+    try:
+        child = host.start_chat(
+            child_request, parent=run.run_id, exclude_tools=("subagents.delegate",)
+        )
+    except ResolveError as exc:
+        return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")
+    if child.task is not None:
+        await child.task
+    text = child.text() or (child.events[-1].data.get("summary") or {}).get("text", "")
+    return ToolResult(
+        ok=child.reason == "stop",
+        output=f"[{soul} run {child.run_id}, {child.reason}]\n{text}",
+    )

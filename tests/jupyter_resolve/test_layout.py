@@ -1,0 +1,157 @@
+"""The package's layout, read from its source with ``ast`` (nothing is imported): no import
+cycle among jupyter_resolve modules (``TYPE_CHECKING`` and function-local imports count), no
+module over 400 lines, no service importing a handler, and ``contracts/`` pure — no I/O
+library, nothing of the package outside ``contracts/`` (issue 15)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import jupyter_resolve
+
+PACKAGE = Path(jupyter_resolve.__file__).parent
+MAX_LINES = 400
+IO_MODULES = {
+    "tornado",
+    "httpx",
+    "jupyter_client",
+    "jupyter_server",
+    "jupyter_core",
+    "asyncio",
+    "subprocess",
+    "socket",
+    "sqlite3",
+    "shutil",
+    "os",
+    "pathlib",
+    "io",
+    "tempfile",
+}
+IO_CALLS = {"open"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "bin" not in p.parts[-2:-1]}
+
+
+def imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, anywhere in it (absolute names)."""
+    name = module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Module → the package modules it imports (an imported name that is a module counts)."""
+    known = modules()
+    return {
+        name: {m for m in imports(path) if m in known and m != name} for name, path in known.items()
+    }
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` as a path that comes back to its start, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle() -> None:
+    graph = package_graph()
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_services_import_no_handler() -> None:
+    """Only the extension (which wires routes) and the handlers themselves import a handler."""
+    wrong = sorted(
+        f"{name} imports {dep}"
+        for name, deps in package_graph().items()
+        if not name.startswith("jupyter_resolve.handlers") and name != "jupyter_resolve.extension"
+        for dep in deps
+        if dep.startswith("jupyter_resolve.handlers")
+    )
+    assert wrong == []
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {
+        name: n
+        for name, path in modules().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_contracts_are_pure() -> None:
+    """``contracts/`` imports the standard library (no I/O) and pydantic, and of the package
+    only ``contracts/``; it calls no ``open``."""
+    problems = []
+    for name, path in modules().items():
+        if not name.startswith("jupyter_resolve.contracts"):
+            continue
+        for module in imports(path):
+            top = module.split(".")[0]
+            if top in IO_MODULES:
+                problems.append(f"{name} imports {module}")
+            elif top == "jupyter_resolve" and not module.startswith("jupyter_resolve.contracts"):
+                problems.append(f"{name} imports {module}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in IO_CALLS:
+                problems.append(f"{name} calls {node.func.id}()")  # type: ignore[attr-defined]
+            if isinstance(node, ast.Attribute) and node.attr in ("read_text", "read_bytes"):
+                problems.append(f"{name} reads a file (.{node.attr})")
+    assert problems == []
+
+
+def test_contracts_import_only_what_is_allowed() -> None:
+    """Beyond the package's own contracts: the standard library and pydantic."""
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
+    problems = [
+        f"{name} imports {module}"
+        for name, path in modules().items()
+        if name.startswith("jupyter_resolve.contracts")
+        for module in imports(path)
+        if module.split(".")[0] not in allowed | {"jupyter_resolve"}
+    ]
+    assert problems == []
