@@ -1,7 +1,6 @@
 /* agent: one /chat run, the rounds of the agent loop. See agent.h and native/README.md. */
 #include "agent.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +8,7 @@
 #include "frames.h"
 #include "http_client.h"
 #include "json.h"
+#include "log.h"
 #include "stream.h"
 #include "toolcall.h"
 
@@ -23,15 +23,6 @@ typedef struct ctx {
     stream_t stream;
     buf_t http; /* request bodies and messages are built here */
 } ctx_t;
-
-void agent_log(const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "agent-httpd: %s\n", line);
-}
 
 /* The inference request of this round around the conversation: head, body before and after
  * the messages. Returns -1 when too large. */
@@ -156,7 +147,7 @@ void agent_run(const agent_cfg_t *cfg, chat_req_t *req, run_t *run, int client_f
     ctx_t x;
     ctx_init(&x, cfg, req, run, client_fd);
     frames_start(&x.frames);
-    agent_log("run=%s started (rounds %d)", req->run_id, req->rounds);
+    log_line("run=%s started (rounds %d)", req->run_id, req->rounds);
 
     buf_t *d = frames_payload(&x.frames);
     buf_puts(d, "{\"run_id\":");
@@ -175,7 +166,7 @@ void agent_run(const agent_cfg_t *cfg, chat_req_t *req, run_t *run, int client_f
     jw_cstr(d, reason);
     buf_printf(d, ",\"rounds\":%d}", used);
     frames_emit(&x.frames, "done");
-    agent_log("run=%s done reason=%s rounds=%d%s", req->run_id, reason, used,
+    log_line("run=%s done reason=%s rounds=%d%s", req->run_id, reason, used,
               x.frames.gone ? " (client gone)" : "");
     ctx_free(&x);
 }

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "io.h"
 #include "json.h"
+#include "log.h"
 
 static const char *reason_phrase(int st) {
     switch (st) {
@@ -67,7 +68,7 @@ void answer_health(int fd, long uptime_s, int active_runs) {
 void answer_cancel(int fd, runs_t *runs, const char *run_id) {
     if (runs_cancel(runs, run_id, strlen(run_id)) == 0) {
         answer_json(fd, 200, NULL, "{\"ok\":true}", 11);
-        agent_log("run=%.128s cancel requested", run_id);
+        log_line("run=%.128s cancel requested", run_id);
     } else {
         answer_error(fd, 404, "no_such_run", "no active run with that id", NULL);
     }

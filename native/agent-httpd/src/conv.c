@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-#include "agent.h"
+#include "agent_base.h"
+#include "log.h"
 #include "json.h"
 
 void conv_init(conv_t *c) {

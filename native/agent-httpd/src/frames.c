@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agent_base.h"
+#include "log.h"
 #include "io.h"
 #include "json.h"
 
@@ -46,7 +47,7 @@ int frames_emit(frames_t *f, const char *type) {
     buf_append(w, f->d.data ? f->d.data : "null", f->d.data ? f->d.len : 4);
     buf_puts(w, "}\n\n");
     if (w->err || f->d.err) {
-        agent_log("run=%s frame '%s' too large, dropped", f->run_id, type);
+        log_line("run=%s frame '%s' too large, dropped", f->run_id, type);
         return 0;
     }
     if (io_write_all(f->client, w->data, w->len) != 0) {
@@ -65,7 +66,7 @@ int frames_fail(frames_t *f, const char *code, int status, const char *msg, size
     if (status) buf_printf(d, ",\"status\":%d", status);
     buf_putc(d, '}');
     frames_emit(f, "error");
-    agent_log("run=%s error=%s%s", f->run_id, code, status ? " (non-200 status)" : "");
+    log_line("run=%s error=%s%s", f->run_id, code, status ? " (non-200 status)" : "");
     return AGENT_ERROR;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "log.h"
 #include "server.h"
 
 static agent_cfg_t cfg; /* the token lives here, nowhere else */
@@ -242,12 +243,12 @@ int main(int argc, char **argv) {
     }
     printf("{\"port\": %d}\n", bound);
     fflush(stdout);
-    agent_log("listening on 127.0.0.1:%d (inference %s, tools %s)", bound, cfg.inference.host,
+    log_line("listening on 127.0.0.1:%d (inference %s, tools %s)", bound, cfg.inference.host,
               cfg.tools.host);
 
     server_opts_t so = {&cfg, o.port, o.max_runs, stop_pipe[0], o.head_timeout_s * 1000};
     server_run(&so, lfd);
-    agent_log("%s", "stopped");
+    log_line("%s", "stopped");
     volatile char *v = cfg.token;
     for (size_t i = 0; i < sizeof cfg.token; i++) v[i] = 0;
     close(stop_pipe[0]);

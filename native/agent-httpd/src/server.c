@@ -20,6 +20,7 @@
 #include "answer.h"
 #include "conn.h"
 #include "io.h"
+#include "log.h"
 #include "route.h"
 
 #define LINGER_MS 2000         /* after an early answer, read what the client still sends */
@@ -233,7 +234,7 @@ static pend_t *nearest(srv_t *s, const uint32_t *peer, size_t *count, pend_t **f
 static void evict(srv_t *s, pend_t *p, long long now) {
     pend_close(p);
     if (s->evicted++ == 0 || now - s->evict_logged_ms >= 10000) {
-        agent_log("too many unfinished requests: closed %lu idle connection(s) so far", s->evicted);
+        log_line("too many unfinished requests: closed %lu idle connection(s) so far", s->evicted);
         s->evict_logged_ms = now;
     }
 }
@@ -379,7 +380,7 @@ static int srv_init(srv_t *s, const server_opts_t *o) {
 int server_run(const server_opts_t *o, int listen_fd) {
     srv_t s;
     if (srv_init(&s, o) != 0 || io_set_nonblocking(listen_fd, 1) != 0) {
-        agent_log("%s", "cannot set up the listener (out of memory?)");
+        log_line("%s", "cannot set up the listener (out of memory?)");
         free(s.pool);
         free(s.pfd);
         free(s.polled);
@@ -405,7 +406,7 @@ int server_run(const server_opts_t *o, int listen_fd) {
     pthread_mutex_unlock(&s.mu);
     pthread_attr_destroy(&s.attr);
     if (left) {
-        agent_log("stopping with %d connection(s) still open", left);
+        log_line("stopping with %d connection(s) still open", left);
         return 0; /* threads still use s: do not destroy it; the process exits next */
     }
     pthread_cond_destroy(&s.cv);

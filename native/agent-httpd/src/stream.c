@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agent_base.h"
+#include "log.h"
 #include "sse.h"
 #include "utf8.h"
 
