@@ -181,13 +181,9 @@ class Gateway:
         )
 
     async def cancel_run(self, run_id: str) -> Run:
-        """Cancel a run and stop its tools: a call running in the scratch kernel is
-        interrupted (the shell tool then kills its process group)."""
-        run = await self.runs.cancel(run_id)
-        kernel = self.kernels.kernels.get(run.session_id)
-        if run.executing and kernel is not None:
-            await kernel.interrupt()
-        return run
+        """Cancel a run and stop its tools (see :meth:`RunManager.cancel`): a call running in
+        the scratch kernel is interrupted (the shell tool then kills its process group)."""
+        return await self.runs.cancel(run_id)
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
         return await handle_tool_call(self, request)

@@ -18,6 +18,7 @@ from typing import Any
 from ..contracts.bodies import AgentChatBody, RunInfo
 from ..contracts.budget import Limits, exceeded, phrase
 from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
+from ..contracts.frames import Emitted
 from ..runtime.supervisor import RuntimeSupervisor
 from .approvals import release_approvals
 from .log import RunLog, close_live_logs, read_run_log
@@ -26,6 +27,11 @@ from .run import Run
 # A burst of runtime frames yields to the loop after its first and every 16th frame, so the
 # clients' streams send what is ready meanwhile.
 FRAMES_PER_YIELD = 16
+
+# How long the end of a run waits for its calls in flight to stop (an interrupted kernel that
+# does not go idle within 5 s is restarted, which takes a few seconds more). A call still
+# running after that ends unseen: nothing of a run is sent or logged after run.completed.
+CALL_STOP_SECONDS = 15.0
 
 
 def new_id(prefix: str) -> str:
@@ -86,9 +92,11 @@ class RunManager:
             client = await self.supervisor.ensure_running()
             frames = 0
             async for payload in client.chat(body):
-                run.emit_all(translator.translate_payload(payload))
+                emitted = translator.translate_payload(payload)
                 if translator.completed:
+                    await self._end(run, emitted)
                     break
+                run.emit_all(emitted)
                 frames += 1
                 if frames % FRAMES_PER_YIELD == 1:
                     await asyncio.sleep(0)
@@ -98,33 +106,46 @@ class RunManager:
             if not translator.completed:
                 if await self.supervisor.exited(within=1.0):
                     raise RuntimeGone("the stream ended when the process exited")
-                run.emit_all(
-                    translator.abort(
-                        "runtime_protocol", "the runtime's stream ended without a 'done' frame"
-                    )
-                )
+                message = "the runtime's stream ended without a 'done' frame"
+                await self._end(run, translator.abort("runtime_protocol", message))
         except RuntimeGone as exc:
             if run.cancel_requested:
-                run.emit_all(translator.finish("cancelled"))
+                await self._end(run, translator.finish("cancelled"))
             else:
                 message = (
                     "the agent runtime stopped during this run (it is being restarted); "
                     f"ask again once /resolve/api/health shows it running ({exc})"
                 )
-                run.emit_all(translator.abort("runtime_died", message))
+                await self._end(run, translator.abort("runtime_died", message))
         except RuntimeRejected as exc:
-            run.emit_all(translator.abort("runtime_rejected", str(exc)))
+            await self._end(run, translator.abort("runtime_rejected", str(exc)))
         except RuntimeStartError as exc:
-            run.emit_all(translator.abort("runtime_unavailable", str(exc)))
+            await self._end(run, translator.abort("runtime_unavailable", str(exc)))
         except asyncio.CancelledError:
-            run.emit_all(translator.finish("cancelled" if run.cancel_requested else "interrupted"))
+            ended = translator.finish("cancelled" if run.cancel_requested else "interrupted")
+            await self._end(run, ended)
             raise
         except Exception as exc:  # never leave a run without its run.completed
             self.log.exception("run %s failed", run.run_id)
-            run.emit_all(translator.abort("internal", f"{type(exc).__name__}: {exc}"))
+            await self._end(run, translator.abort("internal", f"{type(exc).__name__}: {exc}"))
         finally:
             timer.cancel()
             release_approvals(run)
+
+    async def _end(self, run: Run, emitted: list[Emitted]) -> None:
+        """Emit the run's last events (they end with run.completed), its calls in flight
+        stopped first: a call running in the scratch kernel is interrupted (the kernel keeps
+        its state; the shell tool kills its process group), one in the gateway (web_fetch, a
+        delegated run) cancelled, and each ends with its tool.completed (DESIGN 3.6)."""
+        release_approvals(run)  # a call waiting for a person runs nothing, records nothing
+        calls = [task for task in run.executing.values() if not task.done()]
+        for task in calls:
+            task.cancel()
+        if calls:
+            _, late = await asyncio.wait(calls, timeout=CALL_STOP_SECONDS)
+            if late:
+                self.log.warning("run %s ended with %d call(s) not stopped", run.run_id, len(late))
+        run.emit_all(emitted)
 
     def check_tool_budget(self, run: Run) -> str | None:
         """Count one tool call; the phrase of the budget it exceeds, if any."""
@@ -172,12 +193,16 @@ class RunManager:
                     self.get(path.stem)
 
     async def cancel(self, run_id: str) -> Run:
-        """Cancel a live run: the runtime aborts its in-flight requests and says ``cancelled``."""
+        """Cancel a live run: the runtime aborts its in-flight requests and says ``cancelled``,
+        the run's calls in flight are stopped, and the run ends ``cancelled``: returns once it
+        has (or after a bound, should a tool not stop)."""
         run = self.get(run_id)
         if run.completed:
             return run
         run.cancel_requested = True
         await self._cancel_in_runtime(run)
+        if run.task is not None and not run.task.done():
+            await asyncio.wait({run.task}, timeout=CALL_STOP_SECONDS + 5)
         return run
 
     async def _cancel_in_runtime(self, run: Run) -> None:

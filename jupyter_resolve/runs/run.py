@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo
+from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo, ToolResult
 from ..contracts.budget import Limits
 from ..contracts.frames import FrameTranslator
 from .log import LoggedRun, RunLog
@@ -47,7 +47,9 @@ class Run(EventStream):
         self.parent: str | None = None
         self.task_id: str | None = None  # the task whose step this run is
         self.delegations = 0
-        self.executing: set[str] = set()  # call ids running right now
+        # The calls running right now, by call id: each task ends with its tool.completed,
+        # and cancelling it stops the tool (the run's end does, before run.completed).
+        self.executing: dict[str, asyncio.Task[ToolResult]] = {}
 
     @property
     def completed(self) -> bool:
@@ -64,8 +66,9 @@ class Run(EventStream):
     def text(self) -> str:
         return "".join(e.data["text"] for e in self.events if e.type == "text.delta")
 
-    def emit(self, event_type: EventType, data: dict[str, Any]) -> Event:
-        """Append one event: sequence, log, then wake the watchers."""
+    def emit(self, event_type: EventType, data: dict[str, Any]) -> Event | None:
+        """Append one event: sequence, log, then wake the watchers (None: the run had ended,
+        the event is dropped)."""
         event = self.append(event_type, {"run_id": self.run_id, **data})
         if self.closed and self.ended_at is None:
             self.ended_at = time.time()

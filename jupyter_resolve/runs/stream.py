@@ -21,15 +21,23 @@ class EventStream:
         self._log = log
         self._changed = asyncio.Event()
         self._closed = False
+        self.dropped = 0  # events that came after the final one
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    def append(self, event_type: str, data: dict[str, Any]) -> Event:
+    def append(self, event_type: str, data: dict[str, Any]) -> Event | None:
         """Log, then keep, then wake the watchers. If the log cannot be written (a full disk),
         the stream goes on for its watchers, saying once — before this event — that it is no
-        longer saved."""
+        longer saved.
+
+        Nothing follows the final event (DESIGN 3.6): an event that comes after it (a tool the
+        run's end could not stop in time) is dropped — not kept, not logged, not sent — and
+        None is returned."""
+        if self._closed:
+            self.dropped += 1
+            return None
         if self._log is not None:
             try:
                 self._log.append(self._event(event_type, data))

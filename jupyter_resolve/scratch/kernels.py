@@ -152,7 +152,10 @@ class ScratchKernel:
         return self.km is not None and bool(await self.km.is_alive())
 
     async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
-        """Run ``code``; on timeout the kernel is interrupted; on death it is restarted."""
+        """Run ``code``; on timeout the kernel is interrupted; on death it is restarted.
+
+        Cancelled (the run ended), the code is interrupted — the kernel keeps its state — and
+        the cancel goes on once the kernel is idle (restarted, should it not get idle)."""
         async with self._lock:
             self.last_used = time.monotonic()
             if not await self.alive():
@@ -162,12 +165,6 @@ class ScratchKernel:
                 await self._restart()
             self.last_used = time.monotonic()
             return result
-
-    async def interrupt(self) -> None:
-        """Interrupt whatever the kernel is running (a cancelled run's tool)."""
-        if self.km is not None:
-            with contextlib.suppress(Exception):
-                await self.km.interrupt_kernel()
 
     async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
@@ -187,8 +184,16 @@ class ScratchKernel:
 
     async def _execute(self, code: str, timeout: float, silent: bool) -> Execution:
         client = self.client
-        result = Execution()
         msg_id = client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
+        try:
+            return await self._collect(client, msg_id, timeout)
+        except asyncio.CancelledError:
+            await self._interrupt(client, msg_id)
+            raise
+
+    async def _collect(self, client: Any, msg_id: str, timeout: float) -> Execution:
+        """What the execution ``msg_id`` produces, until the kernel is idle again."""
+        result = Execution()
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()

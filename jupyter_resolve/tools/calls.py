@@ -34,6 +34,8 @@ async def handle_tool_call(gateway: ToolCallHost, request: ToolCallRequest) -> T
         run = gateway.runs.get(request.run_id)
     except NotFound as exc:
         return ToolResult(ok=False, output=exc.message)
+    if run.completed or run.cancel_requested:
+        return not_run(request.name)
     if request.name not in run.tool_names or request.name not in gateway.tools.names:
         # Refused without execution, named so the model can correct itself.
         return await gateway.tools.call(request, run.tool_names)
@@ -52,29 +54,46 @@ async def handle_tool_call(gateway: ToolCallHost, request: ToolCallRequest) -> T
         call = {"call_id": request.call_id, "name": request.name, "arguments": request.arguments}
         answer = await await_approval(run, call, decision, gateway.config.approval_timeout)
         if answer == APPROVAL_RELEASED:
-            return ToolResult(ok=False, output=f"{request.name}: the run ended; nothing was run")
+            return not_run(request.name)
         if answer != "approve":
             who = "a person denied" if decision == "ask" else "the approval policy denies"
             return ToolResult(ok=False, output=f"{request.name}: {who} this call; nothing was run")
-    return await _execute(gateway, run, request)
+    if run.completed or run.cancel_requested:
+        return not_run(request.name)
+    # The call runs as a task of its own, which the run's end can cancel to stop the tool.
+    task = asyncio.create_task(_execute(gateway, run, request))
+    run.executing[request.call_id] = task
+    try:
+        await asyncio.wait({task})
+    finally:
+        run.executing.pop(request.call_id, None)
+    if task.cancelled():  # stopped before it began: no tool.started, nothing ran
+        return not_run(request.name)
+    # The runtime needs the text only; the MIME bundle went to the clients.
+    return task.result().model_copy(update={"mime": None})
+
+
+def not_run(name: str) -> ToolResult:
+    return ToolResult(ok=False, output=f"{name}: the run ended; nothing was run")
 
 
 async def _execute(gateway: ToolCallHost, run: Run, request: ToolCallRequest) -> ToolResult:
+    """Run the tool between its tool.started and tool.completed. Cancelled (the run ended),
+    the tool stops and the call completes as interrupted."""
     run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
     loop = asyncio.get_running_loop()
     started = loop.time()
-    run.executing.add(request.call_id)
     try:
         result = await gateway.tools.call(request, run.tool_names)
+    except asyncio.CancelledError:
+        why = "the run was cancelled" if run.cancel_requested else "the run ended"
+        result = ToolResult(ok=False, output=f"{request.name}: interrupted, {why}")
     except Exception as exc:  # a tool failure is a result for the model, not a crash
         gateway.log.exception("tool %s failed", request.name)
         result = ToolResult(ok=False, output=f"{request.name}: {type(exc).__name__}: {exc}")
-    finally:
-        run.executing.discard(request.call_id)
     result.ms = int((loop.time() - started) * 1000)
     run.translator.note_tool_completed(request.call_id)
     run.emit(
         "tool.completed", {"call_id": request.call_id, "name": request.name, **result.model_dump()}
     )
-    # The runtime needs the text only; the MIME bundle went to the clients.
-    return result.model_copy(update={"mime": None})
+    return result

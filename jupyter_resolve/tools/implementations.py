@@ -4,6 +4,7 @@ the others through the kernel_tools bridge) and the trusted tools in the gateway
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -124,7 +125,11 @@ async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
     except ResolveError as exc:
         return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")
     if child.task is not None:
-        await child.task
+        try:
+            await asyncio.shield(child.task)
+        except asyncio.CancelledError:  # the parent run ended: its child ends cancelled first
+            await host.runs.cancel(child.run_id)
+            raise
     text = child.text() or (child.events[-1].data.get("summary") or {}).get("text", "")
     return ToolResult(
         ok=child.reason == "stop",
