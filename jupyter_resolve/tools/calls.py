@@ -79,15 +79,17 @@ def not_run(name: str) -> ToolResult:
 
 async def _execute(gateway: ToolCallHost, run: Run, request: ToolCallRequest) -> ToolResult:
     """Run the tool between its tool.started and tool.completed. Cancelled (the run ended),
-    the tool stops and the call completes as interrupted."""
+    the tool stops and no tool.completed is sent: the call stays open, and clients show it
+    cancelled or interrupted by the run's reason (as the golden runs fold it)."""
     run.emit("tool.started", {"call_id": request.call_id, "name": request.name})
     loop = asyncio.get_running_loop()
     started = loop.time()
     try:
         result = await gateway.tools.call(request, run.tool_names)
     except asyncio.CancelledError:
+        run.translator.note_tool_completed(request.call_id)  # the runtime's copy is not wanted
         why = "the run was cancelled" if run.cancel_requested else "the run ended"
-        result = ToolResult(ok=False, output=f"{request.name}: interrupted, {why}")
+        return ToolResult(ok=False, output=f"{request.name}: interrupted, {why}")
     except Exception as exc:  # a tool failure is a result for the model, not a crash
         gateway.log.exception("tool %s failed", request.name)
         result = ToolResult(ok=False, output=f"{request.name}: {type(exc).__name__}: {exc}")
