@@ -44,7 +44,7 @@ MESSAGE_OVERHEAD = 4  # tokens of role and framing per message
 RATIO_BOUNDS = (0.5, 2.0)
 ELIDE_ABOVE = 200  # outputs shorter than this are kept (the note would be as long)
 MAX_POINTERS = 8
-POINTER_SCAN = 1_000
+POINTER_SCAN = 500
 
 _ARTIFACT = re.compile(r"art-[0-9a-f]{8,64}")
 _PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
