@@ -19,6 +19,8 @@ from ..contracts.transcript import Message, fold_run
 from .log import read_run_log
 from .manager import RunManager
 
+KEEP_FOLDED = 1024  # finished runs whose messages stay cached (tool outputs up to 20k each)
+
 
 @dataclass(frozen=True)
 class _Head:
@@ -104,6 +106,8 @@ class SessionTranscripts:
             return None
         folded = (fold_run(events), _measured_ratio(events, ratio))
         self._folded[run_id] = folded
+        while len(self._folded) > KEEP_FOLDED:
+            del self._folded[next(iter(self._folded))]  # the oldest folded first
         return folded
 
     def history(self, session_id: str) -> SessionHistory:
