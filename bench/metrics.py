@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, concurrency, cpu, footprint, magics, tools
+from . import chain, concurrency, context, cpu, footprint, magics, tools
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
@@ -25,4 +25,5 @@ METRICS: dict[str, Metric] = {
     "concurrency": concurrency.concurrency,
     "runtime_rss_per_run": footprint.runtime_rss_per_run,
     "vs_jupyter_ai": magics.vs_jupyter_ai,
+    "context": context.context_assembly,
 }

@@ -118,6 +118,14 @@ class Resolve(Configurable):
     max_tool_calls = Int(64, config=True, help="Tool calls a run may make.")
     max_seconds = Float(900.0, config=True, help="Seconds a run may take.")
     max_tokens = Int(0, config=True, help="Tokens (from usage) a run may use; 0: no limit.")
+    context_tokens = Int(
+        0,
+        config=True,
+        help="The model's context window in tokens, which a session's transcript is fitted to "
+        "(old tool outputs elided, then the oldest turns dropped); 0: the default of the model's "
+        "family (gpt-4o 128k, gpt-4.1 1M, o* 200k, claude-* 200k, llama* 128k, qwen* 32k, ...), "
+        "else 128k.",
+    )
     souls_dirs = List(
         Unicode(),
         config=True,
@@ -180,6 +188,15 @@ class Resolve(Configurable):
     @default("runtime_path")
     def _default_runtime_path(self) -> str:
         return str(Path(__file__).parent / "bin" / "agent-httpd")
+
+    @validate("context_tokens")
+    def _check_context_tokens(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value != 0 and not 1_024 <= value <= 10_000_000:
+            raise ValueError(
+                f"Resolve.context_tokens must be 0 or between 1024 and 10000000, not {value}"
+            )
+        return value
 
     @validate("max_rounds")
     def _check_rounds(self, proposal: dict[str, Any]) -> int:

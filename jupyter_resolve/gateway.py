@@ -30,6 +30,7 @@ from .runs.manager import RunManager
 from .runs.run import Run
 from .runs.start import start_chat
 from .runs.tasks import TaskManager
+from .runs.transcript import SessionTranscripts
 from .runtime.supervisor import RuntimeSupervisor
 from .scratch import sandbox as scratch_sandbox
 from .scratch.kernels import ScratchKernels
@@ -96,6 +97,7 @@ class Gateway:
         self.runs = RunManager(state_dir=self.state_dir, supervisor=self.supervisor, log=log)
         for run_id in self.runs.mark_interrupted():
             log.warning("run %s was live when the server stopped: marked interrupted", run_id)
+        self.transcripts = SessionTranscripts(self.runs)
         self.tasks = TaskManager(self, self.state_dir / "tasks", log)
         for task_id in self.tasks.mark_interrupted():
             log.warning("task %s was live when the server stopped: marked interrupted", task_id)

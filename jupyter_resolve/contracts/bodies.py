@@ -27,6 +27,7 @@ EventType = Literal[
     "usage",
     "run.error",
     "run.completed",
+    "context.compacted",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 CompletionReason = Literal["stop", "budget", "cancelled", "error", "interrupted"]

@@ -2,8 +2,10 @@
 
 The client sends ``{messages, model?, soul?, system?}``; agent-httpd wants
 ``{run_id, message, history, system, tools, model, budget}``. The last user message becomes
-``message``, everything else (but system messages) ``history``; the system prompt is the soul's
-prompt, then the client's system text, then the tool discipline, always last.
+``message``, everything else (but system messages) ``history``, or, when the request holds only
+the new message, the session's transcript fitted by :mod:`.context`; the system prompt is the
+soul's prompt, then the project instructions, then the client's system text, then the tool
+discipline, always last.
 """
 
 from __future__ import annotations
@@ -12,12 +14,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from .bodies import AgentChatBody, Budget, ChatMessage, ChatRequest, text_of
+from .context import Assembly, Instruction, context_window, fit, system_prompt
 from .errors import BadRequest
 
 
 def message_text(message: ChatMessage) -> str:
     """The text of a message whose content is a string or a list of OpenAI content parts."""
     return text_of(message.content)
+
+
+def continues_session(request: ChatRequest) -> bool:
+    """Whether the request holds only the new user message (plus system text): it then continues
+    the session's transcript; one that carries earlier turns itself is stateless."""
+    turns = [m for m in request.messages if m.role not in ("system", "developer")]
+    return len(turns) == 1 and turns[0].role == "user"
 
 
 def build_agent_chat_body(
@@ -30,8 +40,39 @@ def build_agent_chat_body(
     soul_prompt: str = "",
     rounds: int = 8,
 ) -> AgentChatBody:
+    """Translate a stateless client chat request into the runtime's ``/chat`` body (see
+    :func:`assemble_chat`)."""
+    body, _assembly = assemble_chat(
+        request,
+        run_id=run_id,
+        model=model,
+        tools=tools,
+        discipline=discipline,
+        soul_prompt=soul_prompt,
+        rounds=rounds,
+    )
+    return body
+
+
+def assemble_chat(
+    request: ChatRequest,
+    *,
+    run_id: str,
+    model: str,
+    tools: Sequence[dict[str, Any]],
+    discipline: str,
+    soul_prompt: str = "",
+    rounds: int = 8,
+    instructions: Sequence[Instruction] = (),
+    transcript: Sequence[dict[str, Any]] | None = None,
+    window: int = 0,
+    ratio: float = 1.0,
+) -> tuple[AgentChatBody, Assembly | None]:
     """Translate a client chat request into the runtime's ``/chat`` body.
 
+    A request that :func:`continues_session` gets ``transcript`` (fitted to ``window`` tokens,
+    the model family's default when 0) as its history; the :class:`Assembly` says what fitting
+    did. Any other request's history is exactly what it sent (the Assembly is None).
     Raises :class:`BadRequest` when there is no user message to answer.
     """
     last_user = max(
@@ -43,18 +84,32 @@ def build_agent_chat_body(
     client_system = [message_text(m) for m in request.messages if m.role in ("system", "developer")]
     if request.system:
         client_system.append(request.system)
-    history = [
-        m.model_dump(exclude_none=True)
-        for i, m in enumerate(request.messages)
-        if i != last_user and m.role not in ("system", "developer")
-    ]
-    parts = [soul_prompt.strip(), *(s.strip() for s in client_system), discipline.strip()]
-    return AgentChatBody(
+    system = system_prompt(soul_prompt, instructions, client_system, discipline)
+    message = message_text(request.messages[last_user])
+    assembly = None
+    if transcript is not None and continues_session(request):
+        assembly = fit(
+            transcript,
+            system=system,
+            message=message,
+            tools=tools,
+            window=context_window(model, window),
+            ratio=ratio,
+        )
+        history = assembly.history
+    else:
+        history = [
+            m.model_dump(exclude_none=True)
+            for i, m in enumerate(request.messages)
+            if i != last_user and m.role not in ("system", "developer")
+        ]
+    body = AgentChatBody(
         run_id=run_id,
-        message=message_text(request.messages[last_user]),
+        message=message,
         history=history,
-        system="\n\n".join(p for p in parts if p),
+        system=system,
         tools=list(tools),
         model=model,
         budget=Budget(rounds=rounds),
     )
+    return body, assembly

@@ -21,9 +21,12 @@ def run_manifest(
     context_digest: str | None,
     limits: dict[str, Any],
     version: str,
+    instructions: list[dict[str, Any]] | None = None,
+    transcript_digest: str | None = None,
 ) -> dict[str, Any]:
-    """Provider, model, soul, each tool with the sha256 of its schema, context digest, budgets;
-    ``sha256`` is the digest of all the rest."""
+    """Provider, model, soul, each tool with the sha256 of its schema, context digest, budgets,
+    the project instructions used (path and sha256 of each) and the digest of the transcript
+    sent as history (None for a stateless chat); ``sha256`` is the digest of all the rest."""
     body = {
         "version": version,
         "provider": provider,
@@ -32,5 +35,7 @@ def run_manifest(
         "tools": [{"name": t["function"]["name"], "sha256": digest(t["function"])} for t in tools],
         "context_sha256": context_digest,
         "budget": limits,
+        "instructions": list(instructions or []),
+        "transcript_sha256": transcript_digest,
     }
     return {**body, "sha256": digest(body)}

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 from tornado import web
 
 from ..contracts.bodies import ChatRequest
+from ..contracts.context import message_tokens
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
 from ..runs.approvals import decide
@@ -159,6 +160,21 @@ class TaskCancelHandler(ResolveHandler):
         self.answer({"ok": True, "task_id": task.task_id})
 
 
+class SessionTranscriptHandler(ResolveHandler):
+    """``GET /resolve/api/sessions/{id}/transcript`` → the session's transcript as chat
+    messages (what a chat continuing the session sends as history, before fitting)."""
+
+    @web.authenticated
+    @authorized("read")
+    def get(self, session_id: str) -> None:
+        check_id("session_id", session_id)
+        history = self.gateway.transcripts.history(session_id)
+        tokens = sum(message_tokens(m, history.ratio) for m in history.messages)
+        self.answer(
+            {"session_id": session_id, "messages": history.messages, "tokens_estimate": tokens}
+        )
+
+
 def _after(header: str | None, query: str | None) -> int:
     value = header if header is not None else query
     if value is None or value == "":
@@ -175,6 +191,7 @@ def _after(header: str | None, query: str | None) -> int:
 # Route arguments match any path segment, so a bad id is a 400 naming it (check_id), not a 404.
 RUN_ID = r"(?P<run_id>[^/]+)"
 TASK_ID = r"(?P<task_id>[^/]+)"
+SESSION_ID = r"(?P<session_id>[^/]+)"
 
 routes: list[tuple[str, Any]] = [
     (r"/resolve/api/chat", ChatHandler),
@@ -186,6 +203,7 @@ routes: list[tuple[str, Any]] = [
     (r"/resolve/api/tasks", TasksHandler),
     (rf"/resolve/api/tasks/{TASK_ID}/events", TaskEventsHandler),
     (rf"/resolve/api/tasks/{TASK_ID}/cancel", TaskCancelHandler),
+    (rf"/resolve/api/sessions/{SESSION_ID}/transcript", SessionTranscriptHandler),
     (r"/resolve/api/health", HealthHandler),
     (r"/resolve/api/tools", ToolsHandler),
 ]

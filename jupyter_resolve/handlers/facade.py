@@ -1,4 +1,8 @@
-"""``POST /resolve/v1/chat/completions``: the OpenAI-compatible facade (DESIGN 3.5)."""
+"""``POST /resolve/v1/chat/completions``: the OpenAI-compatible facade (DESIGN 3.5).
+
+Stateless like OpenAI's, unless the request names a session (``session_id`` in the body or an
+``X-Resolve-Session`` header) and sends only the new user message: it then continues that
+session's transcript (DESIGN 9.1). The answer names its session in ``X-Resolve-Session``."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from tornado.iostream import StreamClosedError
 
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.completions import CompletionShaper
+from ..contracts.ids import Id, check_id
 from .base import ResolveHandler, authorized
 from .streaming import SSEWriter
 
@@ -25,6 +30,7 @@ class CompletionRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
     stream_options: dict[str, Any] | None = None
+    session_id: Id | None = None  # or the X-Resolve-Session header: continue that session
 
 
 class CompletionsHandler(ResolveHandler):
@@ -35,10 +41,14 @@ class CompletionsHandler(ResolveHandler):
     async def post(self) -> None:
         body = self.parse(CompletionRequest)
         model = None if body.model in DEFAULT_MODEL_NAMES else body.model
+        header = self.request.headers.get("X-Resolve-Session")
+        session_id = body.session_id or (check_id("X-Resolve-Session", header) if header else None)
         await self.gateway.start()
-        run = self.gateway.start_chat(ChatRequest(messages=body.messages, model=model))
+        request = ChatRequest(messages=body.messages, model=model, session_id=session_id)
+        run = self.gateway.start_chat(request)
         shaper = CompletionShaper(run.run_id, run.model)
         self.set_header("X-Resolve-Run-Id", run.run_id)
+        self.set_header("X-Resolve-Session", run.session_id)
         if not body.stream:
             async for event in run.watch():
                 if event is not None:

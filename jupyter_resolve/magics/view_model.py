@@ -123,6 +123,7 @@ class RunView:
     rounds: int | None = None
     reason: str | None = None
     summary: dict[str, Any] | None = None
+    compacted: str | None = None  # what context.compacted said (a quiet footer note)
     events: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -203,6 +204,9 @@ class RunView:
             self.summary = summary if isinstance(summary, dict) else None
             self._close_calls(self.reason)
             return "footer", ""
+        if kind == "context.compacted":
+            self.compacted = str(data.get("summary") or "older context compacted")
+            return "footer", ""
         return "footer", ""
 
     def _close_calls(self, reason: str) -> None:
@@ -275,6 +279,8 @@ class RunView:
         if elapsed is not None:
             parts.append(f"{elapsed:.1f} s")
         parts.append(self.reason or "running…")
+        if self.compacted:
+            parts.append(f"context: {self.compacted}")
         return " · ".join(parts)
 
     def empty_summary_text(self) -> str | None:

@@ -25,6 +25,7 @@ from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..runs.manager import RunManager
 from ..runs.run import Run
+from ..runs.transcript import SessionTranscripts
 from ..scratch.kernels import ScratchKernels
 from ..tools.catalog import ToolSchema
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
@@ -122,6 +123,7 @@ class JobHost(Protocol):
     config: Resolve
     runs: RunManager
     kernels: ScratchKernels
+    transcripts: SessionTranscripts
 
     def allowed_tools(self) -> list[str]: ...
 
@@ -166,8 +168,13 @@ class JobManager:
         runs = self.gateway.runs.runs.values()
         return sum(1 for run in runs if run.peer == peer and not run.completed)
 
-    async def submit(self, peer: str, prompt: str, soul: str | None = None) -> Job:
-        """Start the job's run and return at once; the run goes on in the background."""
+    async def submit(
+        self, peer: str, prompt: str, soul: str | None = None, session_id: str | None = None
+    ) -> Job:
+        """Start the job's run and return at once; the run goes on in the background.
+
+        ``session_id`` (an A2A ``contextId``) continues that session's conversation, when every
+        run of it is this peer's (a session of another peer or of a Jupyter user is refused)."""
         await self.gateway.start()
         limit = self.gateway.config.peer_max_jobs
         if self.live(peer) >= limit:
@@ -181,7 +188,17 @@ class JobManager:
             needs_sandbox = self.exec_granted(tools)
             if needs_sandbox and not self.sandboxed():
                 raise Unavailable(sandbox_refusal(peer, needs_sandbox), code="peer_needs_sandbox")
-        request = ChatRequest(messages=[ChatMessage(role="user", content=prompt)], soul=soul)
+        if session_id is not None:
+            owners = self.gateway.transcripts.history(session_id).peers
+            if owners - {peer}:
+                raise BadRequest(
+                    f"contextId '{session_id}' is a conversation of someone else; "
+                    "send without contextId to start a new one",
+                    code="foreign_context",
+                )
+        request = ChatRequest(
+            messages=[ChatMessage(role="user", content=prompt)], soul=soul, session_id=session_id
+        )
         run = self.gateway.start_chat(request, peer=peer, only_tools=tools)
         self.prompts[run.run_id] = prompt
         while len(self.prompts) > KEEP_PROMPTS:

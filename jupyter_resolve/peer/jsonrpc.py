@@ -138,6 +138,13 @@ def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
     return text, soul
 
 
+def context_id(params: dict[str, Any]) -> str | None:
+    """The message's ``contextId`` when it is an id (the session it continues), else None."""
+    message = params.get("message")
+    value = message.get("contextId") if isinstance(message, dict) else None
+    return value if isinstance(value, str) and not id_problem("contextId", value) else None
+
+
 def task_id(params: dict[str, Any]) -> str:
     """``params.id`` (or a v1.0 resource name ``tasks/{id}``)."""
     value = params.get("id")
@@ -244,7 +251,7 @@ async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEN
     try:
         if request.op == "send":
             text, soul = message_text(params)
-            job = await jobs.submit(owner, text, soul)
+            job = await jobs.submit(owner, text, soul, context_id(params))
             if _blocking(params, version):
                 await jobs.wait(job, wait)
             task = render_task(job, version, history)

@@ -10,14 +10,18 @@ from .._version import __version__
 from ..config import Resolve
 from ..contracts.bodies import ChatRequest
 from ..contracts.budget import Limits
-from ..contracts.chat_body import build_agent_chat_body
+from ..contracts.chat_body import assemble_chat, continues_session
+from ..contracts.context import estimate
 from ..contracts.discipline import tool_discipline
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.run_manifest import run_manifest
+from ..contracts.transcript import transcript_digest
 from ..scratch.kernels import ScratchKernels
 from ..souls import Soul
+from .instructions import project_instructions
 from .manager import RunManager, new_id
 from .run import Run
+from .transcript import SessionHistory, SessionTranscripts
 
 
 class RunHost(Protocol):
@@ -29,6 +33,7 @@ class RunHost(Protocol):
     souls: dict[str, Soul]
     runs: RunManager
     kernels: ScratchKernels
+    transcripts: SessionTranscripts
 
     def drift(self) -> list[str]: ...
 
@@ -101,7 +106,15 @@ def start_chat(
     )
     model = request.model or config.resolved_model()
     run_id = new_id("run")
-    body = build_agent_chat_body(
+    # A chat of a known session that sends only the new message continues the session's
+    # transcript (a task's steps too: they see the conversation, and are not turns of it); a
+    # delegation takes only its prompt.
+    history = SessionHistory()
+    continuing = request.session_id is not None and parent is None and continues_session(request)
+    if continuing:
+        history = gateway.transcripts.history(session_id)
+    instructions = project_instructions(gateway.root_dir, request.notebook, gateway.log)
+    body, assembly = assemble_chat(
         request,
         run_id=run_id,
         model=model,
@@ -109,7 +122,13 @@ def start_chat(
         discipline=tool_discipline(names),
         soul_prompt=soul.system_prompt() if soul else "",
         rounds=limits.rounds,
+        instructions=instructions,
+        transcript=history.messages if continuing else None,
+        window=config.context_tokens,
+        ratio=history.ratio,
     )
+    used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in instructions]
+    sent_digest = transcript_digest(body.history) if continuing else None
     manifest = run_manifest(
         provider=config.provider,
         model=model,
@@ -118,7 +137,10 @@ def start_chat(
         context_digest=context_digest,
         limits=limits.model_dump(),
         version=__version__,
+        instructions=used,
+        transcript_digest=sent_digest,
     )
+    tokens_estimate = estimate(body.system, body.history, body.message, tools, history.ratio)
     started = {
         "session_id": session_id,
         "prompt": body.message,  # the run log keeps what was asked, for replay elsewhere
@@ -130,8 +152,15 @@ def start_chat(
         "peer": peer,
         "parent": parent,
         "task_id": task_id,  # a step of this task (role chain)
+        "context": {
+            "instructions": used,
+            "transcript_sha256": sent_digest,
+            "history_messages": len(body.history),
+            "tokens_estimate": tokens_estimate,
+            "ratio": round(history.ratio, 4),
+        },
     }
-    return gateway.runs.start(
+    run = gateway.runs.start(
         body,
         session_id=session_id,
         soul=soul.name if soul else None,
@@ -141,3 +170,8 @@ def start_chat(
         peer=peer,
         parent=parent,
     )
+    compacted = assembly.compacted if assembly is not None else None
+    if compacted is not None:
+        # before the first frame: the drive task has not run yet
+        run.emit("context.compacted", compacted)
+    return run

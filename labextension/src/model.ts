@@ -6,7 +6,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 import * as api from './api';
 import { ResolveRequestError } from './request';
 import {
-  answerText,
   applyEvent,
   emptyRun,
   IRunView,
@@ -211,14 +210,6 @@ export class ChatModel {
     if (!message || this._streaming) {
       return;
     }
-    const history: api.IChatMessage[] = [];
-    for (const turn of this.turns) {
-      history.push({ role: 'user', content: promptOf(turn) });
-      const answer = answerText(turn.run);
-      if (answer) {
-        history.push({ role: 'assistant', content: answer });
-      }
-    }
     const turn: ITurn = { user: message, run: emptyRun(Date.now(), this.mode === 'task') };
     this.turns = [...this.turns, turn];
     this.error = null;
@@ -235,7 +226,9 @@ export class ChatModel {
       } else {
         await api.chat(
           {
-            messages: [...history, { role: 'user', content: message }],
+            // only the new message: the server continues the session's transcript (calls and
+            // results included), DESIGN 9.1
+            messages: [{ role: 'user', content: message }],
             ...(this.sessionId ? { session_id: this.sessionId } : {}),
             ...(this.soul ? { soul: this.soul } : {}),
             ...(options.notebook ? { notebook: options.notebook } : {})

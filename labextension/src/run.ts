@@ -66,6 +66,8 @@ export interface IRunView {
   rounds: number | null;
   reason: string | null;
   summary: string | null;
+  /** What `context.compacted` said: older context was elided or dropped to fit the model. */
+  compacted: string | null;
   errors: string[];
   startedAt: number;
   endedAt: number | null;
@@ -92,6 +94,7 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
     rounds: null,
     reason: null,
     summary: null,
+    compacted: null,
     errors: [],
     startedAt: now,
     endedAt: null,
@@ -252,6 +255,9 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       closeCalls(run, run.reason);
       break;
     }
+    case 'context.compacted':
+      run.compacted = String(d.summary ?? 'older context compacted');
+      break;
     case 'task.completed':
       run.reason = String(d.reason ?? '');
       run.endedAt = now;

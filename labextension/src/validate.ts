@@ -16,7 +16,8 @@ export const EVENT_TYPES = [
   'run.error',
   'run.completed',
   'task.started',
-  'task.completed'
+  'task.completed',
+  'context.compacted'
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -92,7 +93,8 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'run.error': ['message'],
   'run.completed': ['reason'],
   'task.started': ['task_id'],
-  'task.completed': ['task_id', 'reason']
+  'task.completed': ['task_id', 'reason'],
+  'context.compacted': []
 };
 
 /** Check one SSE frame (`id`, `event`, `data` text) and return the typed event. */

@@ -133,6 +133,6 @@ def test_public_python_surface_is_pinned() -> None:
 def test_event_names_match_the_design() -> None:
     design = (
         "run.started text.delta reasoning.delta tool.requested tool.approval tool.started "
-        "tool.completed usage run.error run.completed"
+        "tool.completed usage run.error run.completed context.compacted"
     ).split()
     assert list(EVENT_TYPES) == design

@@ -18,6 +18,13 @@ function fold(events, start = 1000, now = 5000) {
 }
 
 describe('applyEvent', () => {
+  test('a compaction is accepted and kept as a quiet note', () => {
+    const frame = V.validateEvent('2', 'context.compacted', JSON.stringify({ run_id: 'r', summary: 'dropped 1 turn' }));
+    const view = fold([frame]);
+    assert.equal(view.compacted, 'dropped 1 turn');
+    assert.deepEqual(view.parts, []);
+  });
+
   test('a chat run: prompt, text, a tool card, usage and the end', () => {
     const view = fold([
       ev('run.started', { session_id: 's1', model: 'scripted', soul: null, budget: { rounds: 8 }, prompt: 'hi' }),

@@ -35,6 +35,7 @@ function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.
       </span>
       <span>{seconds.toFixed(1)} s</span>
       {run.reason && <span className={`jp-resolve-reason-${run.reason}`}>{run.reason}</span>}
+      {run.compacted && <span title="context compacted">context: {run.compacted}</span>}
     </div>
   );
 }

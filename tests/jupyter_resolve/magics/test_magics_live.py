@@ -98,6 +98,7 @@ print("RESULT", _resolve.reason, _resolve.tool_calls[0]["output"], _resolve.sess
 first_session = _resolve.session_id
 %resolve hello again
 print("SAME SESSION", _resolve.session_id == first_session)
+print("SECOND RUN", _resolve.run_id, first_session)
 %resolve --new hello anew
 print("NEW SESSION", _resolve.session_id != first_session)
 %resolve replay {{_resolve.run_id}}
@@ -113,6 +114,14 @@ print("REPLAYED", _resolve.reason, len(_resolve.events))
     assert "(offline scripted model) The code ran" in out
     assert "of 8 rounds ·" in out and "tokens ·" in out
     assert "SAME SESSION True" in out and "NEW SESSION True" in out
+    # the second %resolve continued the session: the first turn, its call and result, went along
+    second_run, session = out.split("SECOND RUN ", 1)[1].split()[:2]
+    context = live.run_log(second_run)[0]["data"]["context"]  # type: ignore[index]
+    assert context["history_messages"] >= 4 and context["transcript_sha256"]  # type: ignore[index]
+    transcript = live.get(f"resolve/api/sessions/{session}/transcript").json()["messages"]
+    assert [m["role"] for m in transcript[:3]] == ["user", "assistant", "tool"]
+    assert transcript[1]["tool_calls"][0]["function"]["name"] == "python"
+    assert transcript[2]["content"].strip() == "42"
     assert "REPLAYED stop" in out
     # the runs table says what each run was asked
     assert "| run | session | started | state | asked |" in out

@@ -326,3 +326,16 @@ def test_fold_a_task_stream() -> None:
     assert view.answer() == "**planner**\n\n1. look\n\n**specialist**\n\nfound it"
     assert ResolveResult.of(view).run_id == "task-1"
     assert len(view.events) == 9
+
+
+def test_a_compaction_is_a_quiet_footer_note() -> None:
+    view = fold(
+        [
+            ev(1, "run.started", session_id="s", model="m", budget={"rounds": 8}),
+            ev(2, "context.compacted", before_tokens=9, after_tokens=3, turns=1, summary="dropped"),
+            ev(3, "text.delta", text="hi"),
+            ev(4, "run.completed", reason="stop", rounds=1),
+        ]
+    )
+    assert view.answer() == "hi" and view.errors == []
+    assert view.footer_text().endswith("stop · context: dropped")

@@ -1,0 +1,244 @@
+"""Context assembly (pure, DESIGN 9.1): the system prompt, the session's transcript and the new
+message, fitted to the model's context window.
+
+The system prompt is the soul's prompt, then the project instructions, then the client's system
+text, then the tool discipline, always last. Tokens are estimated offline (characters / 4,
+corrected by the ratio the provider's reported ``prompt_tokens`` bore to the estimate in the
+session's previous run, bounded). Over budget, compaction step 1: old tool outputs are elided
+first (the call stays, with a one-line note and the pointers found in the output: artifact ids,
+file paths), then the oldest whole turns are dropped. A call and its result are never split and
+the new message is never cut.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+
+DEFAULT_WINDOW = 128_000
+# Known model families (prefix of the lower-cased model name, window in tokens); first match.
+MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5", 16_385),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+    ("claude-", 200_000),
+    ("llama", 128_000),
+    ("qwen", 32_768),
+    ("mistral", 32_768),
+    ("gemma", 8_192),
+    ("scripted", 128_000),
+)
+CHARS_PER_TOKEN = 4.0
+MESSAGE_OVERHEAD = 4  # tokens of role and framing per message
+RATIO_BOUNDS = (0.5, 2.0)
+ELIDE_ABOVE = 200  # outputs shorter than this are kept (the note would be as long)
+MAX_POINTERS = 8
+POINTER_SCAN = 500
+
+_ARTIFACT = re.compile(r"art-[0-9a-f]{8,64}")
+_PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+_TOKENS = re.compile(r"[^\s'\"`,;()\[\]{}<>]{3,200}")  # candidate words, bounded: linear
+_EDGES = ".:!?"
+
+
+def context_window(model: str, configured: int = 0) -> int:
+    """``configured`` when set (> 0), else the window of the model's family, else 128k."""
+    if configured > 0:
+        return configured
+    name = model.lower().rsplit("/", 1)[-1]
+    for prefix, window in MODEL_WINDOWS:
+        if name.startswith(prefix):
+            return window
+    return DEFAULT_WINDOW
+
+
+def answer_room(window: int) -> int:
+    """Tokens kept free for the answer."""
+    return min(8_192, max(256, window // 8))
+
+
+def calibration(reported_prompt_tokens: int, estimated: int, previous: float = 1.0) -> float:
+    """The correction for the next estimate: reported / estimated, bounded; ``previous`` when
+    either is missing."""
+    if reported_prompt_tokens <= 0 or estimated <= 0:
+        return previous
+    low, high = RATIO_BOUNDS
+    return min(high, max(low, previous * reported_prompt_tokens / estimated))
+
+
+def _chars(message: Message) -> int:
+    content = message.get("content")
+    n = len(content) if isinstance(content, str) else len(json.dumps(content)) if content else 0
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        n += len(str(function.get("name", ""))) + len(str(function.get("arguments", ""))) + 16
+    return n + len(str(message.get("tool_call_id", "")))
+
+
+def message_tokens(message: Message, ratio: float = 1.0) -> int:
+    return MESSAGE_OVERHEAD + int(_chars(message) * ratio / CHARS_PER_TOKEN + 0.999)
+
+
+def text_tokens(text: str, ratio: float = 1.0) -> int:
+    return int(len(text) * ratio / CHARS_PER_TOKEN + 0.999)
+
+
+def estimate(
+    system: str,
+    messages: Sequence[Message],
+    message: str,
+    tools: Sequence[dict[str, Any]] = (),
+    ratio: float = 1.0,
+) -> int:
+    """The estimated prompt tokens of one inference request."""
+    tools_chars = len(json.dumps(list(tools))) if tools else 0
+    fixed = text_tokens(system, ratio) + text_tokens(message, ratio) + 2 * MESSAGE_OVERHEAD
+    fixed += int(tools_chars * ratio / CHARS_PER_TOKEN)
+    return fixed + sum(message_tokens(m, ratio) for m in messages)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One project instructions file as the gateway read it."""
+
+    path: str  # relative to the server root
+    text: str
+    sha256: str
+    cut: bool = False
+
+
+def system_prompt(
+    soul_prompt: str,
+    instructions: Sequence[Instruction],
+    client_system: Sequence[str],
+    discipline: str,
+) -> str:
+    """Soul prompt, project instructions, client system text, tool discipline (last)."""
+    parts = [soul_prompt.strip()]
+    for item in instructions:
+        if item.text.strip():
+            parts.append(f"Project instructions ({item.path}):\n{item.text.strip()}")
+    parts += [s.strip() for s in client_system]
+    parts.append(discipline.strip())
+    return "\n\n".join(p for p in parts if p)
+
+
+@dataclass
+class Assembly:
+    """What fitting the transcript gave: the history to send and what compaction did."""
+
+    history: list[Message]
+    before_tokens: int
+    after_tokens: int
+    budget: int
+    elided: int = 0
+    dropped_turns: int = 0
+    pointers: list[str] = field(default_factory=list)
+
+    @property
+    def compacted(self) -> dict[str, Any] | None:
+        """The ``context.compacted`` data, when anything was elided or dropped."""
+        if not self.elided and not self.dropped_turns:
+            return None
+        said = []
+        if self.elided:
+            said.append(f"elided {self.elided} old tool output{'s' * (self.elided != 1)}")
+        if self.dropped_turns:
+            said.append(
+                f"dropped the {self.dropped_turns} oldest turn{'s' * (self.dropped_turns != 1)}"
+            )
+        return {
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "turns": self.dropped_turns,
+            "summary": "; ".join(said) + f" to fit {self.budget} tokens",
+        }
+
+
+def pointers(output: str) -> list[str]:
+    """Artifact ids and file paths named in a tool output (at most ``MAX_POINTERS``), looked
+    for in its first and last ``POINTER_SCAN`` characters (where tools name what they wrote)."""
+    found: list[str] = []
+    if len(output) > 2 * POINTER_SCAN:
+        output = output[:POINTER_SCAN] + "\n" + output[-POINTER_SCAN:]
+    for match in _TOKENS.finditer(output):
+        word = match.group(0).rstrip(_EDGES)
+        if len(word) > 160 or word in found or word.replace(".", "").isdigit():
+            continue
+        if _ARTIFACT.fullmatch(word) or ("://" not in word and _PATH.fullmatch(word)):
+            found.append(word)
+            if len(found) >= MAX_POINTERS:
+                break
+    return found
+
+
+def elide(message: Message) -> Message:
+    """A tool message with its output replaced by a one-line note and its pointers."""
+    output = str(message.get("content") or "")
+    note = f"[output elided: {len(output)} chars]"
+    named = pointers(output)
+    if named:
+        note += " pointers: " + ", ".join(named)
+    return {**message, "content": note}
+
+
+def _turn_starts(messages: Sequence[Message]) -> list[int]:
+    starts = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    return starts if starts and starts[0] == 0 else [0, *starts]
+
+
+def fit(
+    transcript: Sequence[Message],
+    *,
+    system: str,
+    message: str,
+    tools: Sequence[dict[str, Any]] = (),
+    window: int,
+    ratio: float = 1.0,
+) -> Assembly:
+    """Fit the transcript into ``window`` minus the answer's room (see the module doc)."""
+    budget = window - answer_room(window)
+    history = list(transcript)
+    costs = [message_tokens(m, ratio) for m in history]
+    fixed = estimate(system, (), message, tools, ratio)
+    total = fixed + sum(costs)
+    assembly = Assembly(history, total, total, budget)
+    if total <= budget or not history:
+        return assembly
+    # 1. Elide tool outputs, oldest first.
+    for i, m in enumerate(history):
+        if total <= budget:
+            break
+        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
+            continue
+        history[i] = elide(m)
+        new_cost = message_tokens(history[i], ratio)
+        total -= costs[i] - new_cost
+        costs[i] = new_cost
+        assembly.elided += 1
+    # 2. Drop the oldest whole turns (a turn: a user message and what followed it).
+    if total > budget:
+        starts = _turn_starts(history)
+        cut = 0
+        for n, start in enumerate(starts):
+            if total <= budget:
+                break
+            end = starts[n + 1] if n + 1 < len(starts) else len(history)
+            total -= sum(costs[start:end])
+            cut = end
+            assembly.dropped_turns += 1
+        history = history[cut:]
+    assembly.history = history
+    assembly.after_tokens = total
+    return assembly

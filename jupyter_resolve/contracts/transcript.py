@@ -1,0 +1,105 @@
+"""A session's transcript (pure): run-log events folded into OpenAI chat messages (DESIGN 9.1).
+
+One run folds to: the user message (``run.started``'s ``prompt``), then per round an assistant
+message (its text, and its ``tool_calls`` when it called tools) followed by one ``tool`` message
+per call (the output as the runtime gave it to the model, already bounded). Reasoning is not
+sent back. A run that did not end ``stop`` gives what it has, every call with its result: a call
+whose result never came gets a short one saying so (providers reject an orphaned call). A run
+with no assistant message at all gets a one-line note, so user and assistant alternate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .bodies import Event
+
+Message = dict[str, Any]
+
+
+def _arguments(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value if value is not None else {}, ensure_ascii=False)
+
+
+def fold_run(events: Sequence[Event]) -> list[Message]:
+    """The chat messages one run contributes (empty when it has no ``run.started`` prompt)."""
+    if not events or events[0].type != "run.started":
+        return []
+    prompt = events[0].data.get("prompt")
+    if not isinstance(prompt, str) or not prompt:
+        return []
+    messages: list[Message] = [{"role": "user", "content": prompt}]
+    text: list[str] = []
+    calls: list[Message] = []  # the pending assistant message's tool calls
+    results: dict[str, str] = {}
+    order: list[str] = []
+    reason = "unfinished"
+
+    def flush() -> None:
+        nonlocal text, calls, order
+        content = "".join(text)
+        if calls:
+            messages.append({"role": "assistant", "content": content or None, "tool_calls": calls})
+            for call_id in order:
+                output = results.get(call_id)
+                if output is None:
+                    output = f"[the call did not finish: the run ended {reason}]"
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+        elif content:
+            messages.append({"role": "assistant", "content": content})
+        text, calls, order = [], [], []
+
+    for event in events[1:]:
+        data = event.data
+        if event.type == "text.delta":
+            if calls and all(c in results for c in order):
+                flush()  # text after the results: the next round
+            text.append(str(data.get("text", "")))
+        elif event.type == "tool.requested":
+            if calls and all(c in results for c in order):
+                flush()  # a call after the results: the next round
+            call_id = str(data.get("call_id", ""))
+            if not call_id or call_id in order:
+                continue
+            calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": str(data.get("name", "")),
+                        "arguments": _arguments(data.get("arguments")),
+                    },
+                }
+            )
+            order.append(call_id)
+        elif event.type == "tool.completed":
+            call_id = str(data.get("call_id", ""))
+            if call_id in order and call_id not in results:
+                results[call_id] = str(data.get("output", ""))
+        elif event.type == "run.completed":
+            reason = str(data.get("reason", "unfinished"))
+    flush()
+    if len(messages) == 1:
+        messages.append({"role": "assistant", "content": f"(no answer: the run ended {reason})"})
+    return messages
+
+
+def fold_session(runs: Iterable[Sequence[Event]]) -> list[Message]:
+    """The transcript of a session: its runs' messages, in the order given (oldest first)."""
+    messages: list[Message] = []
+    for events in runs:
+        messages.extend(fold_run(events))
+    return messages
+
+
+def transcript_digest(messages: Sequence[Message]) -> str:
+    """The sha256 of the messages, canonical JSON (what a run manifest names)."""
+    canonical = json.dumps(
+        list(messages), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()

@@ -1,0 +1,143 @@
+"""A session's transcript, read from its run logs (DESIGN 9.1: nothing else is stored).
+
+The transcript is the session's top-level runs in the order they started: a run a task started
+(``task_id``) or a delegation (``parent``) is not a turn of the conversation (a task's steps pass
+their notes on in their prompts; a delegation's answer is its parent's tool result). Live runs
+are left out until they end. The fold itself is pure (:mod:`..contracts.transcript`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contracts.bodies import Event
+from ..contracts.context import calibration
+from ..contracts.transcript import Message, fold_run
+from .log import read_run_log
+from .manager import RunManager
+
+KEEP_FOLDED = 1024  # finished runs whose messages stay cached (tool outputs up to 20k each)
+
+
+@dataclass(frozen=True)
+class _Head:
+    session_id: str
+    top_level: bool
+    peer: str | None
+    ts: float
+
+
+@dataclass
+class SessionHistory:
+    """A session's transcript and the token-estimate correction its last run measured."""
+
+    messages: list[Message] = field(default_factory=list)
+    ratio: float = 1.0
+    peers: set[str | None] = field(default_factory=set)
+    runs: int = 0
+
+
+class SessionTranscripts:
+    """Finds a session's runs (in memory and in the run log) and folds them, caching what is
+    final: the head (``run.started``) of every log, the messages of every finished run."""
+
+    def __init__(self, runs: RunManager) -> None:
+        self.runs = runs
+        self._heads: dict[str, _Head] = {}
+        self._folded: dict[str, tuple[list[Message], float]] = {}
+
+    def _head_of_log(self, run_id: str) -> _Head | None:
+        head = self._heads.get(run_id)
+        if head is not None:
+            return head
+        path = self.runs.runs_dir / f"{run_id}.jsonl"
+        try:
+            with path.open(encoding="utf-8") as handle:
+                record = json.loads(handle.readline())
+            data = record["data"] if record.get("type") == "run.started" else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        head = _Head(
+            session_id=str(data.get("session_id", "")),
+            top_level=data.get("parent") is None and data.get("task_id") is None,
+            peer=data.get("peer"),
+            ts=float(record.get("ts") or 0.0),
+        )
+        self._heads[run_id] = head
+        return head
+
+    def _session_runs(self, session_id: str) -> list[tuple[float, str, _Head]]:
+        found: dict[str, tuple[float, str, _Head]] = {}
+        for run in list(self.runs.runs.values()):
+            if run.session_id == session_id:
+                head = _Head(
+                    session_id, run.parent is None and run.task_id is None, run.peer, run.started_at
+                )
+                found[run.run_id] = (run.started_at, run.run_id, head)
+        if self.runs.runs_dir.is_dir():
+            for path in self.runs.runs_dir.glob("*.jsonl"):
+                if path.stem in found:
+                    continue
+                log_head = self._head_of_log(path.stem)
+                if log_head is not None and log_head.session_id == session_id:
+                    found[path.stem] = (log_head.ts, path.stem, log_head)
+        return sorted(found.values(), key=lambda item: (item[0], item[1]))
+
+    def _events(self, run_id: str) -> tuple[list[Event], bool]:
+        run = self.runs.runs.get(run_id)
+        if run is not None:
+            return list(run.events), run.completed
+        with contextlib.suppress(OSError):
+            events = read_run_log(self.runs.runs_dir / f"{run_id}.jsonl").events
+            return events, bool(events) and events[-1].type == "run.completed"
+        return [], False
+
+    def _fold(self, run_id: str, ratio: float) -> tuple[list[Message], float] | None:
+        cached = self._folded.get(run_id)
+        if cached is not None:
+            return cached
+        events, completed = self._events(run_id)
+        if not completed:
+            return None
+        folded = (fold_run(events), _measured_ratio(events, ratio))
+        self._folded[run_id] = folded
+        while len(self._folded) > KEEP_FOLDED:
+            del self._folded[next(iter(self._folded))]  # the oldest folded first
+        return folded
+
+    def history(self, session_id: str) -> SessionHistory:
+        """The transcript of ``session_id`` (empty for a new session)."""
+        result = SessionHistory()
+        for _ts, run_id, head in self._session_runs(session_id):
+            result.peers.add(head.peer)
+            if not head.top_level:
+                continue
+            folded = self._fold(run_id, result.ratio)
+            if folded is None:
+                continue  # live: it joins the transcript when it ends
+            messages, result.ratio = folded
+            result.messages.extend(messages)
+            result.runs += 1
+        return result
+
+
+def _measured_ratio(events: list[Event], previous: float) -> float:
+    """The run's estimate correction: its first reported prompt_tokens over the estimate it
+    made (``run.started.context``), relative to the ratio it used."""
+    started = events[0].data if events else {}
+    context: Any = started.get("context") or {}
+    if not isinstance(context, dict):
+        return previous
+    used = context.get("ratio")
+    base = float(used) if isinstance(used, (int, float)) and used > 0 else previous
+    estimated = context.get("tokens_estimate")
+    usage = next((e.data for e in events if e.type == "usage"), None)
+    if not isinstance(estimated, int) or usage is None:
+        return base
+    reported = usage.get("prompt_tokens")
+    return calibration(reported if isinstance(reported, int) else 0, estimated, base)
