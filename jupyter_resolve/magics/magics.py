@@ -2,15 +2,18 @@
 
 ::
 
-    %resolve PROMPT
+    %resolve [--new] PROMPT
     %%resolve [--soul NAME] [--session ID] [--new] [--model M] [--task] [--no-interpolate]
     PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace)
 
     %resolve tools | souls | runs | status | cancel [RUN] | replay RUN
+    %resolve history | forget
 
-Consecutive calls continue one session (its scratch kernel keeps its variables) unless
-``--new``. Interrupting the cell cancels the run on the gateway. The result is returned and
-stored as ``_resolve``.
+Consecutive calls continue one session (the server keeps its conversation; its scratch kernel
+keeps its variables). ``--new`` starts a fresh session and asks in it; following calls continue
+the new one. ``history`` shows this kernel's session transcript; ``forget`` starts a new session
+from the next call on (the old one stays on the server, under the id it names). Interrupting
+the cell cancels the run on the gateway. The result is returned and stored as ``_resolve``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .render import MarkdownStream
 from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
 
-SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay")
+SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget")
 DRAIN_SECONDS = 15.0
 
 
@@ -95,7 +98,9 @@ class ResolveMagics(Magics):
     @no_var_expand
     @line_cell_magic
     def resolve(self, line: str, cell: str | None = None) -> ResolveResult | None:
-        """Ask jupyter-resolve; see the module docstring for the forms."""
+        """Ask jupyter-resolve: ``%resolve [--new] PROMPT`` or ``%%resolve [options]`` + body;
+        ``%resolve tools | souls | runs | status | cancel [RUN] | replay RUN | history | forget``
+        (``history``: this session's transcript; ``forget``: a new session from the next call)."""
         words = line.split()
         if cell is None and words and words[0] == "promote":
             self._promote(line.split(None, 1)[1] if len(words) > 1 else "")
@@ -112,7 +117,10 @@ class ResolveMagics(Magics):
         if options.interpolate:
             prompt = interpolate(prompt, self.namespace)
         if not prompt.strip():
-            raise UsageError("%resolve needs a prompt: %resolve QUESTION, or %%resolve + a body")
+            raise UsageError(
+                "%resolve needs a prompt: %resolve [--new] QUESTION, or %%resolve + a body; "
+                "or one of: " + " | ".join(SUBCOMMANDS) + " | promote"
+            )
         return self.ask(prompt, options)
 
     def ask(self, prompt: str, options: Options) -> ResolveResult:
@@ -235,7 +243,7 @@ class ResolveMagics(Magics):
     def _subcommand(self, words: list[str]) -> tuple[bool, ResolveResult | None]:
         """Run ``words`` as a subcommand; (False, None) when they are a prompt instead."""
         name, args = words[0], words[1:]
-        if name in ("tools", "souls", "runs", "status") and args:
+        if name in ("tools", "souls", "runs", "status", "history", "forget") and args:
             return False, None
         if name == "cancel" and len(args) > 1:
             return False, None
@@ -352,6 +360,29 @@ class ResolveMagics(Magics):
             return "\n".join(out)
 
         show_markdown(lines(escape_markdown), lines(str))
+
+    def _history(self, client: ResolveClient) -> None:
+        from .history import show_transcript
+
+        if not self.session_id:
+            show_markdown("No session yet in this kernel: `%resolve QUESTION` starts one.")
+            return
+        answer = client.get_json(f"resolve/api/sessions/{self.session_id}/transcript")
+        self.namespace["_resolve_transcript"] = answer
+        show_transcript(answer, allow_remote_images=self.allow_remote_images(client))
+
+    def _forget(self, client: ResolveClient) -> None:
+        old, self.session_id = self.session_id, None
+        if old is None:
+            show_markdown("No session yet in this kernel; the next `%resolve` starts one.")
+            return
+        again = f"%resolve --session {old}"
+        show_markdown(
+            f"The next `%resolve` starts a new session; {code_span(old)} stays on the server "
+            f"({code_span(again)} continues it).",
+            f"The next %resolve starts a new session; {old} stays on the server ({again} "
+            "continues it).",
+        )
 
     def _cancel(self, client: ResolveClient, run_id: str | None = None) -> None:
         run_id = run_id or self.last_run_id

@@ -128,6 +128,39 @@ print("REPLAYED", _resolve.reason, len(_resolve.events))
     assert "| stop | hello anew |" in out
 
 
+def test_history_and_forget(live: RunningServer, tmp_path: Path) -> None:
+    """``history`` shows both turns of the session; after ``forget`` the next chat starts a new
+    session, whose transcript holds only the new turn, and the old one is named."""
+    script = """\
+%load_ext jupyter_resolve
+%resolve first question about apples
+first = _resolve.session_id
+%resolve second question about pears
+print("HISTORY START")
+%resolve history
+print("HISTORY END", len(_resolve_transcript["messages"]))
+%resolve forget
+%resolve third question about plums
+print("AFTER FORGET", first, _resolve.session_id, _resolve.session_id != first)
+"""
+    done = ipython(script, live.kernel_env(), tmp_path)
+    out = done.stdout
+    assert done.returncode == 0, done.stderr + out
+    history = out.split("HISTORY START", 1)[1].split("HISTORY END", 1)[0]
+    assert history.count("**🧑 user**") == 2 and history.count("**🤖 assistant**") >= 2
+    assert "first question about apples" in history and "second question about pears" in history
+    first, second, changed = out.split("AFTER FORGET ", 1)[1].split()[:3]
+    assert changed == "True"
+    assert f"` {first} ` stays on the server" in out or f"{first} stays on the server" in out
+    old = live.get(f"resolve/api/sessions/{first}/transcript").json()["messages"]
+    assert [m["content"] for m in old if m["role"] == "user"] == [
+        "first question about apples",
+        "second question about pears",
+    ]
+    new = live.get(f"resolve/api/sessions/{second}/transcript").json()["messages"]
+    assert [m["content"] for m in new if m["role"] == "user"] == ["third question about plums"]
+
+
 def test_terminal_ipython_says_what_to_set(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_RESOLVE_")}
     env = {k: v for k, v in env.items() if not k.startswith("JUPYTERHUB_")}
