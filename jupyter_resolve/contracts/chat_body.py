@@ -30,30 +30,6 @@ def continues_session(request: ChatRequest) -> bool:
     return len(turns) == 1 and turns[0].role == "user"
 
 
-def build_agent_chat_body(
-    request: ChatRequest,
-    *,
-    run_id: str,
-    model: str,
-    tools: Sequence[dict[str, Any]],
-    discipline: str,
-    soul_prompt: str = "",
-    rounds: int = 8,
-) -> AgentChatBody:
-    """Translate a stateless client chat request into the runtime's ``/chat`` body (see
-    :func:`assemble_chat`)."""
-    body, _assembly = assemble_chat(
-        request,
-        run_id=run_id,
-        model=model,
-        tools=tools,
-        discipline=discipline,
-        soul_prompt=soul_prompt,
-        rounds=rounds,
-    )
-    return body
-
-
 def assemble_chat(
     request: ChatRequest,
     *,

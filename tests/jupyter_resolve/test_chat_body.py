@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_resolve.contracts.bodies import ChatMessage, ChatRequest
-from jupyter_resolve.contracts.chat_body import build_agent_chat_body, message_text
+from jupyter_resolve.contracts.chat_body import assemble_chat, message_text
 from jupyter_resolve.contracts.errors import BadRequest
 
 
@@ -15,7 +15,7 @@ def build(request: ChatRequest, **kw: object):  # type: ignore[no-untyped-def]
         "discipline": "DISCIPLINE",
     }
     args.update(kw)
-    return build_agent_chat_body(request, **args)  # type: ignore[arg-type]
+    return assemble_chat(request, **args)[0]  # type: ignore[arg-type]
 
 
 def test_last_user_message_becomes_message_rest_history() -> None:
