@@ -126,6 +126,13 @@ class Resolve(Configurable):
         "family (gpt-4o 128k, gpt-4.1 1M, o* 200k, claude-* 200k, llama* 128k, qwen* 32k, ...), "
         "else 128k.",
     )
+    compaction_summaries = Bool(
+        True,
+        config=True,
+        help="Summarize, with the model, the oldest turns a session drops to fit context_tokens "
+        "(one short extra request when it happens; the summary is logged and reused by later "
+        "runs). False: the dropped turns are simply left out.",
+    )
     souls_dirs = List(
         Unicode(),
         config=True,

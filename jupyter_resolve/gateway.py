@@ -21,6 +21,7 @@ from ._version import __version__
 from .artifacts import Artifacts, ArtifactStore
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
+from .contracts.context import fit_round
 from .contracts.drift import compute_drift, soul_drift
 from .contracts.errors import RuntimeStartError
 from .contracts.policy import invalid_entries
@@ -189,6 +190,19 @@ class Gateway:
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
         return await handle_tool_call(self, request)
+
+    def fit_round(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]:
+        """A round's request fitted to its run's window (logged as ``context.compacted``)."""
+        run = self.runs.runs.get(run_id or "")
+        if run is None or not run.window or run.completed:
+            return body
+        messages, compacted = fit_round(
+            body["messages"], body.get("tools") or (), window=run.window, ratio=run.ratio
+        )
+        if compacted is None:
+            return body
+        run.emit("context.compacted", compacted)
+        return {**body, "messages": messages}
 
     def schema(self, name: str) -> ToolSchema | None:
         return next((s for s in self.schemas if s.name == name), None)

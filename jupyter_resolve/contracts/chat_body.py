@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .bodies import AgentChatBody, Budget, ChatMessage, ChatRequest, text_of
-from .context import Assembly, Instruction, context_window, fit, system_prompt
+from .compaction import summary_room
+from .context import Assembly, Instruction, answer_room, context_window, fit, system_prompt
 from .errors import BadRequest
 
 
@@ -43,12 +44,14 @@ def assemble_chat(
     transcript: Sequence[dict[str, Any]] | None = None,
     window: int = 0,
     ratio: float = 1.0,
+    summarize: bool = False,
 ) -> tuple[AgentChatBody, Assembly | None]:
     """Translate a client chat request into the runtime's ``/chat`` body.
 
     A request that :func:`continues_session` gets ``transcript`` (fitted to ``window`` tokens,
     the model family's default when 0) as its history; the :class:`Assembly` says what fitting
-    did. Any other request's history is exactly what it sent (the Assembly is None).
+    did; with ``summarize``, room is kept for a summary of the turns it drops. Any other
+    request's history is exactly what it sent (the Assembly is None).
     Raises :class:`BadRequest` when there is no user message to answer.
     """
     last_user = max(
@@ -64,13 +67,16 @@ def assemble_chat(
     message = message_text(request.messages[last_user])
     assembly = None
     if transcript is not None and continues_session(request):
+        fitted_window = context_window(model, window)
+        room = summary_room(fitted_window - answer_room(fitted_window)) if summarize else 0
         assembly = fit(
             transcript,
             system=system,
             message=message,
             tools=tools,
-            window=context_window(model, window),
+            window=fitted_window,
             ratio=ratio,
+            summary_room=room,
         )
         history = assembly.history
     else:

@@ -6,8 +6,9 @@ text, then the tool discipline, always last. Tokens are estimated offline (chara
 corrected by the ratio the provider's reported ``prompt_tokens`` bore to the estimate in the
 session's previous run, bounded). Over budget, compaction step 1: old tool outputs are elided
 first (the call stays, with a one-line note and the pointers found in the output: artifact ids,
-file paths), then the oldest whole turns are dropped. A call and its result are never split and
-the new message is never cut.
+file paths), then the oldest whole turns are dropped (step 2, their summary by the model, is the
+run's: :mod:`.compaction`). A call and its result are never split and the new message is never
+cut.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ class Assembly:
     budget: int
     elided: int = 0
     dropped_turns: int = 0
+    dropped: list[Message] = field(default_factory=list)  # the messages of the dropped turns
     pointers: list[str] = field(default_factory=list)
 
     @property
@@ -158,11 +160,15 @@ class Assembly:
             said.append(
                 f"dropped the {self.dropped_turns} oldest turn{'s' * (self.dropped_turns != 1)}"
             )
+        note = "; ".join(said) + f" to fit {self.budget} tokens"
+        # ``summary`` is the model's summary when the dropped turns get one (runs/compaction)
         return {
             "before_tokens": self.before_tokens,
             "after_tokens": self.after_tokens,
             "turns": self.dropped_turns,
-            "summary": "; ".join(said) + f" to fit {self.budget} tokens",
+            "elided": self.elided,
+            "note": note,
+            "summary": note,
         }
 
 
@@ -206,8 +212,11 @@ def fit(
     tools: Sequence[dict[str, Any]] = (),
     window: int,
     ratio: float = 1.0,
+    summary_room: int = 0,
 ) -> Assembly:
-    """Fit the transcript into ``window`` minus the answer's room (see the module doc)."""
+    """Fit the transcript into ``window`` minus the answer's room (see the module doc). When
+    turns must be dropped, ``summary_room`` more tokens are freed for the summary that will
+    stand in for them, and they are dropped down to three quarters of the budget."""
     budget = window - answer_room(window)
     history = list(transcript)
     costs = [message_tokens(m, ratio) for m in history]
@@ -229,16 +238,82 @@ def fit(
         assembly.elided += 1
     # 2. Drop the oldest whole turns (a turn: a user message and what followed it).
     if total > budget:
+        # With a summary (a model call) drop down to three quarters, so that the next turns
+        # fit without another; without one, drop no more than needed.
+        target = budget * 3 // 4 - summary_room if summary_room else budget
         starts = _turn_starts(history)
         cut = 0
         for n, start in enumerate(starts):
-            if total <= budget:
+            if total <= target:
                 break
             end = starts[n + 1] if n + 1 < len(starts) else len(history)
             total -= sum(costs[start:end])
             cut = end
             assembly.dropped_turns += 1
+        assembly.dropped = history[:cut]
         history = history[cut:]
     assembly.history = history
     assembly.after_tokens = total
     return assembly
+
+
+def fit_round(
+    messages: Sequence[Message],
+    tools: Sequence[dict[str, Any]] = (),
+    *,
+    window: int,
+    ratio: float = 1.0,
+) -> tuple[list[Message], dict[str, Any] | None]:
+    """One round of a run, as the runtime asks for it, fitted in flight: a run's own tool
+    outputs grow its requests past what fitting at its start allowed for. Over budget, the
+    oldest tool outputs are elided (all but the results the newest round answers), then the
+    oldest whole turns before the run's own message are dropped (the next run summarizes
+    them). Returns the messages and the ``context.compacted`` data (None: they fit as they were).
+    """
+    budget = window - answer_room(window)
+    costs = [message_tokens(m, ratio) for m in messages]
+    tools_tokens = int(len(json.dumps(list(tools))) * ratio / CHARS_PER_TOKEN) if tools else 0
+    total = before = tools_tokens + sum(costs)
+    if total <= budget:
+        return list(messages), None
+    fitted = list(messages)
+    newest = max((i for i, m in enumerate(fitted) if m.get("role") == "assistant"), default=0)
+    elided = 0
+    for i in range(newest):
+        if total <= budget:
+            break
+        m = fitted[i]
+        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
+            continue
+        fitted[i] = elide(m)
+        cost = message_tokens(fitted[i], ratio)
+        total -= costs[i] - cost
+        costs[i] = cost
+        elided += 1
+    users = [i for i, m in enumerate(fitted) if m.get("role") == "user"]
+    dropped = 0
+    if total > budget and len(users) > 1:
+        # the turns before the run's own message (users[-1]): what follows it is this run's
+        cut = users[0]
+        for n, start in enumerate(users[:-1]):
+            if total <= budget:
+                break
+            cut = users[n + 1]
+            total -= sum(costs[start:cut])
+            dropped += 1
+        fitted = fitted[: users[0]] + fitted[cut:]
+    if not elided and not dropped:
+        return fitted, None
+    said = [f"elided {elided} tool output{'s' * (elided != 1)}"] if elided else []
+    if dropped:
+        said.append(f"left out the {dropped} oldest turn{'s' * (dropped != 1)}")
+    note = " and ".join(said) + f" in this round to fit {budget} tokens"
+    compacted = {
+        "before_tokens": before,
+        "after_tokens": total,
+        "turns": dropped,
+        "elided": elided,
+        "note": note,
+        "summary": note,
+    }
+    return fitted, compacted

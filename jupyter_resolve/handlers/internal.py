@@ -33,6 +33,8 @@ class InternalHost(Protocol):
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
 
+    def fit_round(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]: ...
+
 
 class InternalHandler(web.RequestHandler):
     """Base: loopback peers with the launch token only; JSON errors."""
@@ -89,7 +91,7 @@ class InferenceHandler(InternalHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise BadRequest("messages: must be a list of chat messages")
         run_id = self.request.headers.get("X-Resolve-Run-Id")
-        body, names_back = request_to_wire(body)
+        body, names_back = request_to_wire(self.gateway.fit_round(run_id, body))
         stream = self.gateway.provider.stream_chat(body, run_id)
         sse = SSEWriter(self)
         flusher = BurstFlusher(self)

@@ -14,6 +14,10 @@ from typing import Any
 
 def load_magics(ipython: Any) -> None:
     """Register the magics on ``ipython``."""
+    from .line import keep_question_marks
     from .magics import ResolveMagics
 
     ipython.register_magics(ResolveMagics(ipython))
+    cleanup = ipython.input_transformers_cleanup
+    if keep_question_marks not in cleanup:  # loading twice registers it once
+        cleanup.append(keep_question_marks)

@@ -73,3 +73,21 @@ def interpolate(prompt: str, namespace: dict[str, Any]) -> str:
         return str(value)
 
     return PLACEHOLDER.sub(replace, prompt)
+
+
+QUESTION_LINE = re.compile(r"^([ \t]*)%resolve([ \t].*\?)[ \t]*(\r?\n)?$")
+
+
+def keep_question_marks(lines: list[str]) -> list[str]:
+    """An IPython input transformer: ``%resolve what is x?`` is a question for the agent, but
+    IPython reads a line ending in ``?`` as a help request (``pinfo x``) before any magic runs.
+    Such lines become the magic call they mean; ``%resolve?`` alone stays IPython's help."""
+    out = []
+    for line in lines:
+        match = QUESTION_LINE.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        indent, prompt, end = match.group(1), match.group(2).strip(), match.group(3) or ""
+        out.append(f"{indent}get_ipython().run_line_magic('resolve', {prompt!r}){end}")
+    return out

@@ -205,7 +205,7 @@ class RunView:
             self._close_calls(self.reason)
             return "footer", ""
         if kind == "context.compacted":
-            self.compacted = str(data.get("summary") or "older context compacted")
+            self.compacted = str(data.get("note") or data.get("summary") or "context compacted")
             return "footer", ""
         return "footer", ""
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts.bodies import text_of
+from ..contracts.compaction import extractive_summary, is_summary_request
 from ..contracts.errors import ProviderError
 from .base import Chunk, Provider
 from .chunks import ChunkBuilder, estimate_tokens, new_call_id, wants_usage
@@ -241,6 +242,8 @@ class ScriptedProvider(Provider):
 
     def next_turn(self, body: dict[str, Any], run_id: str | None) -> Turn:
         """The turn that answers this request (advances the run's cursor)."""
+        if is_summary_request(body):  # compaction: the person's requests, in order
+            return Turn(extractive_summary(body))
         if self.script is None:
             return demo_turn(body)
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]

@@ -21,6 +21,7 @@ from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeSt
 from ..contracts.frames import Emitted
 from ..runtime.supervisor import RuntimeSupervisor
 from .approvals import release_approvals
+from .compaction import Prepare
 from .log import RunLog, close_live_logs, read_run_log
 from .run import Run
 
@@ -64,8 +65,10 @@ class RunManager:
         tool_names: list[str],
         peer: str | None = None,
         parent: str | None = None,
+        prepare: Prepare | None = None,
     ) -> Run:
-        """Create a run, emit ``run.started`` and drive it in the background."""
+        """Create a run, emit ``run.started`` and drive it in the background; ``prepare``, when
+        given, is its first step (it may change the body: compaction's summary)."""
         run = Run(
             run_id=body.run_id,
             session_id=session_id,
@@ -80,15 +83,19 @@ class RunManager:
         run.task_id = started.get("task_id")
         self.runs[run.run_id] = run
         run.emit("run.started", started)
-        run.task = asyncio.create_task(self._drive(run, body, limits))
+        run.task = asyncio.create_task(self._drive(run, body, limits, prepare))
         return run
 
-    async def _drive(self, run: Run, body: AgentChatBody, limits: Limits) -> None:
+    async def _drive(
+        self, run: Run, body: AgentChatBody, limits: Limits, prepare: Prepare | None
+    ) -> None:
         translator = run.translator
         timer = asyncio.get_running_loop().call_later(
             limits.seconds, lambda: asyncio.ensure_future(self.stop_for_budget(run, "time"))
         )
         try:
+            if prepare is not None:
+                body = await prepare(run, body)
             client = await self.supervisor.ensure_running()
             frames = 0
             async for payload in client.chat(body):

@@ -50,6 +50,9 @@ class Run(EventStream):
         # The calls running right now, by call id: each task ends with its tool.completed,
         # and cancelling it stops the tool (the run's end does, before run.completed).
         self.executing: dict[str, asyncio.Task[ToolResult]] = {}
+        # What each round is fitted to in flight (contracts.context.fit_round): 0 = not fitted
+        self.window = 0
+        self.ratio = 1.0
 
     @property
     def completed(self) -> bool:

@@ -8,16 +8,19 @@ from typing import Any, Protocol
 
 from .._version import __version__
 from ..config import Resolve
-from ..contracts.bodies import ChatRequest
+from ..contracts.bodies import AgentChatBody, ChatRequest
 from ..contracts.budget import Limits
 from ..contracts.chat_body import assemble_chat, continues_session
-from ..contracts.context import estimate
+from ..contracts.compaction import summary_room
+from ..contracts.context import Assembly, answer_room, context_window, estimate
 from ..contracts.discipline import tool_discipline
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
+from ..providers.base import Provider
 from ..scratch.kernels import ScratchKernels
 from ..souls import Soul
+from .compaction import Prepare, summarizing
 from .instructions import project_instructions
 from .manager import RunManager, new_id
 from .run import Run
@@ -32,6 +35,7 @@ class RunHost(Protocol):
     log: logging.Logger
     souls: dict[str, Soul]
     runs: RunManager
+    provider: Provider
     kernels: ScratchKernels
     transcripts: SessionTranscripts
 
@@ -126,6 +130,7 @@ def start_chat(
         transcript=history.messages if continuing else None,
         window=config.context_tokens,
         ratio=history.ratio,
+        summarize=config.compaction_summaries,
     )
     used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in instructions]
     sent_digest = transcript_digest(body.history) if continuing else None
@@ -169,9 +174,45 @@ def start_chat(
         tool_names=names,
         peer=peer,
         parent=parent,
+        prepare=_summarize_step(gateway, assembly, history, model),
     )
+    run.window, run.ratio = context_window(model, config.context_tokens), history.ratio
     compacted = assembly.compacted if assembly is not None else None
-    if compacted is not None:
+    if compacted is not None and assembly is not None and not assembly.dropped_turns:
         # before the first frame: the drive task has not run yet
         run.emit("context.compacted", compacted)
     return run
+
+
+def _summarize_step(
+    gateway: RunHost, assembly: Assembly | None, history: SessionHistory, model: str
+) -> Prepare | None:
+    """The run's first step when fitting dropped turns: summarize them (or, when summaries are
+    off, just log the compaction)."""
+    if assembly is None or not assembly.dropped_turns:
+        return None
+    dropped = history.turn_runs[: assembly.dropped_turns]
+    # a summary among the dropped turns stands for its runs: the new one stands for them too
+    covered = [*(history.summarized if None in dropped else ()), *(r for r in dropped if r)]
+    config = gateway.config
+    if not config.compaction_summaries or not covered:
+        compacted = assembly.compacted
+
+        async def log_only(run: Run, body: AgentChatBody) -> AgentChatBody:
+            if compacted is not None:
+                run.emit("context.compacted", compacted)
+            return body
+
+        return log_only
+    window = context_window(model, config.context_tokens)
+    budget = window - answer_room(window)
+    return summarizing(
+        gateway.provider,
+        assembly,
+        covered_runs=covered,
+        window_budget=budget,
+        room=summary_room(budget),
+        timeout=config.provider_timeout,
+        ratio=history.ratio,
+        log=gateway.log,
+    )

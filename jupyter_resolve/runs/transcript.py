@@ -4,6 +4,10 @@ The transcript is the session's top-level runs in the order they started: a run 
 (``task_id``) or a delegation (``parent``) is not a turn of the conversation (a task's steps pass
 their notes on in their prompts; a delegation's answer is its parent's tool result). Live runs
 are left out until they end. The fold itself is pure (:mod:`..contracts.transcript`).
+
+A run whose ``context.compacted`` carries a model's summary (``summarized_runs``) changes the
+transcript from then on: the summary opens it, standing for the runs it names (the newest such
+summary wins: it summarized the one before).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contracts.bodies import Event
+from ..contracts.compaction import summary_message
 from ..contracts.context import calibration
 from ..contracts.transcript import Message, fold_run
 from .log import read_run_log
@@ -30,14 +35,30 @@ class _Head:
     ts: float
 
 
+@dataclass(frozen=True)
+class Summary:
+    """A model's summary of a session's oldest runs, as a run's ``context.compacted`` logged it."""
+
+    text: str
+    runs: tuple[str, ...]
+
+
 @dataclass
 class SessionHistory:
-    """A session's transcript and the token-estimate correction its last run measured."""
+    """A session's transcript and the token-estimate correction its last run measured.
+
+    ``turn_runs`` names, for each turn of ``messages`` (a user message and what follows), the
+    run it came from: None for the summary that opens it, which stands for ``summarized``."""
 
     messages: list[Message] = field(default_factory=list)
     ratio: float = 1.0
     peers: set[str | None] = field(default_factory=set)
     runs: int = 0
+    turn_runs: list[str | None] = field(default_factory=list)
+    summarized: tuple[str, ...] = ()
+
+
+_Folded = tuple[list[Message], float, Summary | None]
 
 
 class SessionTranscripts:
@@ -47,7 +68,7 @@ class SessionTranscripts:
     def __init__(self, runs: RunManager) -> None:
         self.runs = runs
         self._heads: dict[str, _Head] = {}
-        self._folded: dict[str, tuple[list[Message], float]] = {}
+        self._folded: dict[str, _Folded] = {}
 
     def _head_of_log(self, run_id: str) -> _Head | None:
         head = self._heads.get(run_id)
@@ -97,14 +118,14 @@ class SessionTranscripts:
             return events, bool(events) and events[-1].type == "run.completed"
         return [], False
 
-    def _fold(self, run_id: str, ratio: float) -> tuple[list[Message], float] | None:
+    def _fold(self, run_id: str, ratio: float) -> _Folded | None:
         cached = self._folded.get(run_id)
         if cached is not None:
             return cached
         events, completed = self._events(run_id)
         if not completed:
             return None
-        folded = (fold_run(events), _measured_ratio(events, ratio))
+        folded = (fold_run(events), _measured_ratio(events, ratio), _summary(events))
         self._folded[run_id] = folded
         while len(self._folded) > KEEP_FOLDED:
             del self._folded[next(iter(self._folded))]  # the oldest folded first
@@ -113,6 +134,8 @@ class SessionTranscripts:
     def history(self, session_id: str) -> SessionHistory:
         """The transcript of ``session_id`` (empty for a new session)."""
         result = SessionHistory()
+        turns: list[tuple[str, list[Message]]] = []
+        summary: Summary | None = None
         for _ts, run_id, head in self._session_runs(session_id):
             result.peers.add(head.peer)
             if not head.top_level:
@@ -120,10 +143,30 @@ class SessionTranscripts:
             folded = self._fold(run_id, result.ratio)
             if folded is None:
                 continue  # live: it joins the transcript when it ends
-            messages, result.ratio = folded
-            result.messages.extend(messages)
+            messages, result.ratio, summarized = folded
+            summary = summarized or summary
+            turns.append((run_id, messages))
             result.runs += 1
+        if summary is not None:
+            result.messages.append(summary_message(summary.text, len(summary.runs)))
+            result.turn_runs.append(None)
+            result.summarized = summary.runs
+        for run_id, messages in turns:
+            if run_id not in result.summarized and messages:
+                result.messages.extend(messages)
+                result.turn_runs.append(run_id)
         return result
+
+
+def _summary(events: list[Event]) -> Summary | None:
+    """The model's summary a run's ``context.compacted`` logged, if any."""
+    for event in events[:3]:  # it follows run.started at once
+        if event.type != "context.compacted":
+            continue
+        text, runs = event.data.get("summary"), event.data.get("summarized_runs")
+        if isinstance(text, str) and isinstance(runs, list) and runs:
+            return Summary(text, tuple(str(r) for r in runs))
+    return None
 
 
 def _measured_ratio(events: list[Event], previous: float) -> float:

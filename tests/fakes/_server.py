@@ -151,8 +151,11 @@ class FakeServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        respond: Callable[[Request], Reply] | None = None,
         **params: Any,
     ) -> None:
+        # ``respond``, when given, answers each request from what it holds (else the scenario)
+        self.respond = respond
         if isinstance(scenario, str):
             if scenario not in self.registry:
                 raise ValueError(f"unknown scenario {scenario!r}: {', '.join(self.registry)}")
@@ -207,7 +210,11 @@ class FakeServer:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                reply = self.scenario[min(len(self.requests), len(self.scenario) - 1)]
+                reply = (
+                    self.respond(request)
+                    if self.respond is not None
+                    else self.scenario[min(len(self.requests), len(self.scenario) - 1)]
+                )
                 self.requests.append(request)
                 if reply.hang:
                     await asyncio.Event().wait()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from jupyter_resolve.contracts.bodies import ChatRequest, Event
@@ -171,7 +170,6 @@ def test_a_long_session_fits_with_every_pair_whole_and_the_new_message_intact() 
     window = 8_000
     new = "the latest question " * 50
     request = ChatRequest.model_validate({"messages": [{"role": "user", "content": new}]})
-    started = time.perf_counter()
     body, assembly = assemble_chat(
         request,
         run_id="r",
@@ -181,7 +179,6 @@ def test_a_long_session_fits_with_every_pair_whole_and_the_new_message_intact() 
         transcript=transcript,
         window=window,
     )
-    elapsed = time.perf_counter() - started
     assert assembly is not None
     assert body.message == new
     assert assembly.after_tokens <= window - answer_room(window)
@@ -196,7 +193,6 @@ def test_a_long_session_fits_with_every_pair_whole_and_the_new_message_intact() 
     assert elided and all(m["content"].startswith("[output elided: ") for m in elided)
     assert "out/file199.csv" in elided[-1]["content"]
     assert body.history[-1] == {"role": "assistant", "content": "answer 199"}
-    assert elapsed < 0.5  # the bench's goal is 5 ms; this only guards against a blow-up
 
 
 def test_eliding_alone_is_enough_for_a_middling_session() -> None:

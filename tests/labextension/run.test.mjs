@@ -21,7 +21,8 @@ describe('applyEvent', () => {
   test('a compaction is accepted and kept as a quiet note', () => {
     const frame = V.validateEvent('2', 'context.compacted', JSON.stringify({ run_id: 'r', summary: 'dropped 1 turn' }));
     const view = fold([frame]);
-    assert.equal(view.compacted, 'dropped 1 turn');
+    assert.equal(view.compaction.note, 'dropped 1 turn');
+    assert.equal(R.compactionLine(view.compaction), 'context compacted: dropped 1 turn');
     assert.deepEqual(view.parts, []);
   });
 

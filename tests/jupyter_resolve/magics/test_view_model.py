@@ -339,3 +339,12 @@ def test_a_compaction_is_a_quiet_footer_note() -> None:
     )
     assert view.answer() == "hi" and view.errors == []
     assert view.footer_text().endswith("stop · context: dropped")
+    # a model's summary is long: the footer shows the note, not the summary
+    summarized = fold(
+        [
+            ev(1, "run.started", session_id="s", model="m", budget={"rounds": 8}),
+            ev(2, "context.compacted", turns=3, note="dropped 3; 3 summarized", summary="S " * 500),
+            ev(3, "run.completed", reason="stop", rounds=1),
+        ]
+    )
+    assert summarized.footer_text().endswith("context: dropped 3; 3 summarized")
