@@ -16,6 +16,8 @@ from typing import Any
 
 from .core import BenchError, Context, Figure, NotMeasured
 from .metrics import METRICS
+from .profiling import PROFILE_DIR_ENV, in_process
+from .profiling import report as profiles_report
 
 
 def machine() -> dict[str, Any]:
@@ -83,8 +85,28 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME",
         help=f"run only these metrics (repeatable): {', '.join(METRICS)}",
     )
+    parser.add_argument(
+        "--profile",
+        choices=list(METRICS),
+        metavar="METRIC",
+        help="run only METRIC with the gateway (and the bench's own work) under cProfile; "
+        "print the top functions and keep the .prof files in --profile-dir",
+    )
+    parser.add_argument(
+        "--profile-dir",
+        type=Path,
+        default=Path("bench-profiles"),
+        metavar="DIR",
+        help="where --profile writes its .prof files (default: ./bench-profiles)",
+    )
     args = parser.parse_args(argv)
     selected = args.only or list(METRICS)
+    if args.profile:
+        selected = [args.profile]
+        args.profile_dir.mkdir(parents=True, exist_ok=True)
+        for old in args.profile_dir.glob("*.prof"):
+            old.unlink()
+        os.environ[PROFILE_DIR_ENV] = str(args.profile_dir.resolve())
 
     signal.signal(signal.SIGTERM, _interrupt)  # clean up on SIGTERM/SIGHUP as on Ctrl-C
     signal.signal(signal.SIGHUP, _interrupt)
@@ -101,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             ctx.log(f"[{time.perf_counter() - started:5.1f} s] {name}")
             try:
-                figures += METRICS[name](ctx)
+                figures += in_process(name, METRICS[name], ctx)
             except NotMeasured as exc:
                 skipped[name] = str(exc)
                 ctx.log(f"{name}: not measured: {exc}")
@@ -120,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "getloadavg"):
         info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
 
+    if args.profile:
+        print(profiles_report(args.profile_dir.resolve()) + "\n")
     print(table(figures, errors, skipped))
     print(
         f"\n{'quick' if args.quick else 'full'} run, {wall:.1f} s wall, "

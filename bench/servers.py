@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from .core import BenchError, runtime_binary
+from .profiling import profile_dir, server_module
 
 KEY_ENV = "RESOLVE_BENCH_KEY"  # the gateway reads the provider key from here, not OPENAI_API_KEY
 
@@ -193,8 +194,7 @@ class JupyterServer:
     def argv(self, root: Path) -> list[str]:
         return [
             sys.executable,
-            "-m",
-            "jupyter_server",
+            *server_module("gateway"),  # under cProfile with --profile
             "--allow-root",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
@@ -253,6 +253,8 @@ class JupyterServer:
             if attempt == 2 or "already in use" not in self.log_tail():
                 raise BenchError(f"jupyter server exited during start:\n{self.log_tail()}")
         self._wait_runtime()
+        if profile_dir() is not None and self._proc is not None:
+            os.kill(self._proc.pid, signal.SIGUSR2)  # ready: the profile starts here
 
     @property
     def log_path(self) -> Path:
