@@ -18,10 +18,14 @@ LAB_PORT ?= 8888
 # configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
 # under the venv (no global install); tests/hub finds it there.
 HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
+# MCP servers and clients nobody here wrote, for tests/jupyter_resolve/mcp: the reference
+# server-everything and the MCP Inspector (its --cli), from the npm registry, under the venv.
+# Inspector 0.17 is the last line with --header in its CLI that runs on Node 20.
+MCP_NODE := $(VENV)/mcp-node/node_modules/.bin/mcp-server-everything
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY)
+setup: $(STAMP) labextension $(HUB_PROXY) $(MCP_NODE)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -35,6 +39,12 @@ $(HUB_PROXY): | $(STAMP)
 	@command -v npm >/dev/null || { echo "the hub tests need Node.js and npm" >&2; exit 1; }
 	npm install --prefix $(VENV)/hub-node --no-audit --no-fund --loglevel=error configurable-http-proxy@4
 	@touch $(HUB_PROXY)
+
+$(MCP_NODE): | $(STAMP)
+	@command -v npm >/dev/null || { echo "the MCP tests need Node.js and npm" >&2; exit 1; }
+	npm install --prefix $(VENV)/mcp-node --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/server-everything@2026 @modelcontextprotocol/inspector@0.17
+	@touch $(MCP_NODE)
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from jupyter_core.application import JupyterApp
+from traitlets.config import Application
 
 from ._version import __version__
 from .config import Resolve
-from .contracts.drift import compute_drift, soul_drift
+from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .souls import load_souls
 
 
@@ -20,24 +22,38 @@ class CheckApp(JupyterApp):
     description = "Check that the tool schemas, allow list, bridge and implementations agree."
     classes = [Resolve]  # noqa: RUF012 (traitlets declares it an instance list)
 
+    def initialize(self, argv: Any = None) -> None:
+        super().initialize(argv)
+        # c.Resolve as the server has it: people keep it in jupyter_server_config.py
+        Application.load_config_file(self, "jupyter_server_config", path=self.config_file_paths)
+        self.update_config(self.cli_config)  # the command line still wins
+
     def start(self) -> None:
+        from .mcp.catalog import offered_tools
         from .tools.catalog import DEFAULT_ALLOW, load_schemas, tool_lists
 
         config = Resolve(parent=self)
-        allowed = DEFAULT_ALLOW if config.allowed_tools is None else config.allowed_tools
-        lists = tool_lists(load_schemas(), allowed)
-        for name, tools in lists.items():
+        mcp_tools, mcp_problems = offered_tools(config, self.log)
+        default = [*DEFAULT_ALLOW, *mcp_tools]
+        allowed = default if config.allowed_tools is None else config.allowed_tools
+        lists = tool_lists(load_schemas(), without_mcp(allowed))
+        for name, tools in {**lists, "mcp": mcp_tools}.items():
             print(f"{name:16} {', '.join(sorted(tools)) or '(none)'}")
         folders = [Path.cwd() / ".resolve" / "souls", *(Path(d) for d in config.souls_dirs)]
         souls = {n: s.declared_tools() for n, s in load_souls(folders).items()}
         print(f"{'souls':16} {', '.join(sorted(souls))}")
-        drift = compute_drift(lists) + soul_drift(souls, allowed)
+        drift = (
+            mcp_problems
+            + compute_drift(lists)
+            + soul_drift({n: without_mcp(t) for n, t in souls.items()}, without_mcp(allowed))
+            + mcp_drift(allowed, souls, mcp_tools)
+        )
         if drift:
             print(f"\ndrift: {len(drift)} difference(s)")
             for line in drift:
                 print(f"  - {line}")
             self.exit(1)
-        print("\nno drift: the four tool lists agree")
+        print("\nno drift: the tool lists agree")
 
 
 class ResolveCLI(JupyterApp):

@@ -186,6 +186,18 @@ class Resolve(Configurable):
         help="Where run logs and sessions live (empty: .resolve under the server root).",
     )
 
+    mcp_servers = Dict(
+        config=True,
+        help="MCP servers whose tools the agent may use, as mcp.<server>.<tool> (ask before each "
+        "call unless approval_policy says otherwise): name → {'command': [program, args...], "
+        "'env': {NAME: value}} for a stdio server, or {'url': 'https://...', 'headers_env': "
+        "{header: ENV_VAR}} for a streamable HTTP one. env values and the variables headers_env "
+        "names reach only that server. Needs the 'mcp' extra.",
+    )
+    mcp_start_timeout = Float(
+        30.0, config=True, help="Seconds an MCP server may take to start and list its tools."
+    )
+
     _keys: dict[str, str | None]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -235,6 +247,14 @@ class Resolve(Configurable):
                 raise ValueError(f"Resolve.peer_tools['{peer}'] must be a list of tool names")
         return {peer: list(tools) for peer, tools in value.items()}
 
+    @validate("mcp_servers")
+    def _check_mcp_servers(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from .mcp.config import parse_servers
+
+        value = dict(proposal["value"])
+        parse_servers(value)  # a ValueError names the server and field, never a value
+        return value
+
     def resolved_model(self) -> str:
         return self.model or DEFAULT_MODEL[self.provider]
 
@@ -255,5 +275,12 @@ class Resolve(Configurable):
         if name not in self._keys:
             # Taken out of the server's environment once read, so the kernels and terminals
             # the server starts (which inherit it) never see the key: it reaches the gateway.
+            self._keys[name] = os.environ.pop(name, None) or None
+        return self._keys[name]
+
+    def env_secret(self, name: str) -> str | None:
+        """The value of the environment variable ``name`` (an MCP server's header secret), taken
+        out of the server's environment like the provider key, so kernels never inherit it."""
+        if name not in self._keys:
             self._keys[name] = os.environ.pop(name, None) or None
         return self._keys[name]

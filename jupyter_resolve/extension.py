@@ -11,7 +11,7 @@ from jupyter_server.extension.application import ExtensionApp
 
 from .config import Resolve
 from .gateway import Gateway
-from .handlers import api, artifacts, facade, internal, peer
+from .handlers import api, artifacts, facade, internal, mcp, peer
 from .magics.client import TOKEN_ENV, URL_ENV
 
 
@@ -61,6 +61,7 @@ class ResolveExtension(ExtensionApp):
             *facade.routes,
             *artifacts.routes,
             *peer.routes,
+            *mcp.routes,
         ]
         self.handlers.extend(handlers)
 

@@ -22,9 +22,10 @@ from .artifacts import Artifacts, ArtifactStore
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.context import fit_round
-from .contracts.drift import compute_drift, soul_drift
+from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .contracts.errors import RuntimeStartError
 from .contracts.policy import invalid_entries
+from .mcp.catalog import McpTools
 from .providers import make_provider
 from .providers.base import Provider
 from .runs.manager import RunManager
@@ -85,6 +86,13 @@ class Gateway:
         )
         self.tools = ToolDispatcher()
         register_tools(self.tools, self)
+        self.mcp = McpTools(
+            config.mcp_servers,
+            state_dir=self.state_dir,
+            secret_of=config.env_secret,
+            start_timeout=config.mcp_start_timeout,
+            log=log,
+        )
         self.supervisor = RuntimeSupervisor(
             binary=config.runtime_path,
             inference_url="",
@@ -141,27 +149,49 @@ class Gateway:
             await self.supervisor.ensure_running()
         except RuntimeStartError as exc:
             self.log.error("jupyter-resolve: %s", exc)
+        await self.mcp.discover()
+        self._register_mcp_tools()
+
+    def _register_mcp_tools(self) -> None:
+        """The dispatcher runs exactly the MCP tools the servers list."""
+        listed = set(self.mcp.names())
+        for name in set(self.tools.names) - set(without_mcp(self.tools.names)) - listed:
+            self.tools.unregister(name)
+        for name in listed:
+            self.tools.register(name, self._call_mcp)
+
+    async def _call_mcp(self, request: ToolCallRequest) -> ToolResult:
+        return await self.mcp.call(request, self.config.tool_timeout)
 
     def allowed_tools(self) -> list[str]:
         configured = self.config.allowed_tools
-        return list(DEFAULT_ALLOW if configured is None else configured)
+        # by default every tool of every configured MCP server too (their approval is ask)
+        return [*DEFAULT_ALLOW, *self.mcp.names()] if configured is None else list(configured)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The bridge tools given to the runtime: what the agent can see."""
-        return bridge_tools(self.schemas, self.allowed_tools())
+        return bridge_tools([*self.schemas, *self.mcp.schemas()], self.allowed_tools())
 
     def tool_lists(self) -> dict[str, list[str]]:
-        """The four lists of DESIGN 3.4, as this gateway has them."""
+        """The four lists of DESIGN 3.4, as this gateway has them, and the fifth: the tools
+        the MCP servers offer (DESIGN 9.3)."""
         return {
             "schemas": [s.name for s in self.schemas],
-            "allow": self.allowed_tools(),
-            "bridge": [t["function"]["name"] for t in self.tool_specs()],
-            "implementations": self.tools.names,
+            "allow": without_mcp(self.allowed_tools()),
+            "bridge": without_mcp(t["function"]["name"] for t in self.tool_specs()),
+            "implementations": without_mcp(self.tools.names),
+            "mcp": self.mcp.names(),
         }
 
     def drift(self) -> list[str]:
         souls = {name: soul.declared_tools() for name, soul in self.souls.items()}
-        return compute_drift(self.tool_lists()) + soul_drift(souls, self.allowed_tools())
+        allowed = self.allowed_tools()
+        builtin_souls = {name: without_mcp(tools) for name, tools in souls.items()}
+        return (
+            compute_drift(self.tool_lists())
+            + soul_drift(builtin_souls, without_mcp(allowed))
+            + mcp_drift(allowed, souls, self.mcp.names(), self.mcp.unlisted())
+        )
 
     def start_chat(
         self,
@@ -205,7 +235,7 @@ class Gateway:
         return {**body, "messages": messages}
 
     def schema(self, name: str) -> ToolSchema | None:
-        return next((s for s in self.schemas if s.name == name), None)
+        return next((s for s in [*self.schemas, *self.mcp.schemas()] if s.name == name), None)
 
     def health(self) -> dict[str, Any]:
         runtime = self.supervisor.describe()
@@ -220,6 +250,7 @@ class Gateway:
             "runs": {"live": sum(1 for r in self.runs.runs.values() if not r.completed)},
             "sandbox": scratch_sandbox.describe(self.kernels.sandbox),
             "allow_remote_images": self.config.allow_remote_images,
+            "mcp": self.mcp.describe(),
         }
 
     async def stop(self) -> None:
@@ -227,6 +258,7 @@ class Gateway:
             self._cull_task.cancel()
         await self.runs.stop()
         await self.kernels.stop()
+        await self.mcp.stop()
         await self.supervisor.stop()
         if self._internal_server is not None:
             self._internal_server.stop()

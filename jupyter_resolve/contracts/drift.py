@@ -35,3 +35,40 @@ def soul_drift(souls: Mapping[str, Iterable[str]], allowed: Iterable[str]) -> li
         for soul, tools in souls.items()
         for tool in set(tools) - allow
     )
+
+
+MCP_PREFIX = "mcp."
+
+
+def without_mcp(names: Iterable[str]) -> list[str]:
+    """The names that are not MCP tools (those are checked by :func:`mcp_drift`)."""
+    return [n for n in names if not n.startswith(MCP_PREFIX)]
+
+
+def mcp_drift(
+    allowed: Iterable[str],
+    souls: Mapping[str, Iterable[str]],
+    discovered: Iterable[str],
+    unlisted: Iterable[str] = (),
+) -> list[str]:
+    """The fifth list (DESIGN 9.3): the tools the configured MCP servers offer. An allowed or
+    soul-named ``mcp.<server>.<tool>`` that no server offers is drift, unless its server is
+    in ``unlisted`` (configured, tools not known yet: a health problem, not drift)."""
+    offered, waiting, allow = set(discovered), set(unlisted), set(allowed)
+
+    def missing(tool: str) -> bool:
+        server = tool[len(MCP_PREFIX) :].partition(".")[0]
+        return tool.startswith(MCP_PREFIX) and tool not in offered and server not in waiting
+
+    problems = {
+        f"'{tool}' is allowed but no configured MCP server offers it"
+        for tool in allow
+        if missing(tool)
+    }
+    for soul, tools in souls.items():
+        for tool in set(tools):
+            if missing(tool):
+                problems.add(f"soul '{soul}' names '{tool}', which no configured MCP server offers")
+            elif tool in offered and tool not in allow:
+                problems.add(f"soul '{soul}' names '{tool}', which is not an allowed tool")
+    return sorted(problems)

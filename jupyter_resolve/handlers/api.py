@@ -82,7 +82,8 @@ class ToolsHandler(ResolveHandler):
 
     @web.authenticated
     @authorized("read")
-    def get(self) -> None:
+    async def get(self) -> None:
+        await self.gateway.start()  # MCP servers' tools are listed once they have started
         self.answer({"tools": self.gateway.tool_specs()})
 
 

@@ -38,6 +38,9 @@ class ToolDispatcher:
     def register(self, name: str, implementation: Implementation) -> None:
         self._implementations[name] = implementation
 
+    def unregister(self, name: str) -> None:
+        self._implementations.pop(name, None)
+
     @property
     def names(self) -> list[str]:
         return sorted(self._implementations)
