@@ -24,6 +24,8 @@ from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.drift import compute_drift, soul_drift
 from .contracts.errors import RuntimeStartError
 from .contracts.policy import invalid_entries
+from .notebook.kernels import UserKernels
+from .notebook.proposals import Proposals
 from .providers import make_provider
 from .providers.base import Provider
 from .runs.manager import RunManager
@@ -82,6 +84,9 @@ class Gateway:
             sessions_dir=self.state_dir / "sessions",
             config=config,
         )
+        # the server's sessions and kernels (set by the extension), and the cells proposed
+        self.user_kernels: UserKernels | None = None
+        self.proposals = Proposals()
         self.tools = ToolDispatcher()
         register_tools(self.tools, self)
         self.supervisor = RuntimeSupervisor(

@@ -14,6 +14,7 @@ from ..contracts.chat_body import assemble_chat, continues_session
 from ..contracts.context import estimate
 from ..contracts.discipline import tool_discipline
 from ..contracts.errors import BadRequest, Unavailable
+from ..contracts.notebook import mention_block
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
 from ..scratch.kernels import ScratchKernels
@@ -127,6 +128,11 @@ def start_chat(
         window=config.context_tokens,
         ratio=history.ratio,
     )
+    if request.mentions:
+        undescribed = [m.name for m in request.mentions if m.description is None]
+        if undescribed:
+            raise BadRequest(f"mentions: {', '.join(undescribed)} not described")
+        body.message = mention_block(body.message, request.mentions)
     used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in instructions]
     sent_digest = transcript_digest(body.history) if continuing else None
     manifest = run_manifest(
@@ -160,6 +166,8 @@ def start_chat(
             "ratio": round(history.ratio, 4),
         },
     }
+    if request.mentions:  # what the model was told, for clients to show
+        started["mentions"] = [m.model_dump() for m in request.mentions]
     run = gateway.runs.start(
         body,
         session_id=session_id,
@@ -170,6 +178,7 @@ def start_chat(
         peer=peer,
         parent=parent,
     )
+    run.notebook = request.notebook
     compacted = assembly.compacted if assembly is not None else None
     if compacted is not None:
         # before the first frame: the drive task has not run yet
