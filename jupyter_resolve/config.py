@@ -115,6 +115,17 @@ class Resolve(Configurable):
     approval_timeout = Float(
         300.0, config=True, help="Seconds to wait for a person's decision; then it is a denial."
     )
+    notebook_inspect_timeout = Float(
+        10.0,
+        config=True,
+        help="Seconds the inspector may take in a user's notebook kernel (notebook_variables, "
+        "inspect_variable, @mentions); then the kernel is interrupted.",
+    )
+    snapshot_max_bytes = Int(
+        256 * 1024 * 1024,
+        config=True,
+        help="Largest snapshot_variable copy, in bytes, kept in a session's context/.",
+    )
     max_tool_calls = Int(64, config=True, help="Tool calls a run may make.")
     max_seconds = Float(900.0, config=True, help="Seconds a run may take.")
     max_tokens = Int(0, config=True, help="Tokens (from usage) a run may use; 0: no limit.")

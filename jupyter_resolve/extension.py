@@ -13,6 +13,7 @@ from .config import Resolve
 from .gateway import Gateway
 from .handlers import api, artifacts, facade, internal, mcp, peer
 from .magics.client import TOKEN_ENV, URL_ENV
+from .notebook.kernels import UserKernels
 
 
 def kernel_url(serverapp: Any) -> str:
@@ -41,6 +42,7 @@ class ResolveExtension(ExtensionApp):
         assert self.serverapp is not None
         root = Path(self.serverapp.root_dir).expanduser().resolve()
         self.gateway = Gateway(config, root_dir=root, log=self.log)
+        self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
         self.gateway.route_internal(internal.internal_routes(self.gateway))
         self.settings["resolve"] = self.gateway
         # Kernels this server starts inherit both (DESIGN 2, 8); the token is accepted only by

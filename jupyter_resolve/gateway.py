@@ -26,6 +26,8 @@ from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .contracts.errors import RuntimeStartError
 from .contracts.policy import invalid_entries
 from .mcp.catalog import McpTools
+from .notebook.kernels import UserKernels
+from .notebook.proposals import Proposals
 from .providers import make_provider
 from .providers.base import Provider
 from .runs.manager import RunManager
@@ -84,6 +86,9 @@ class Gateway:
             sessions_dir=self.state_dir / "sessions",
             config=config,
         )
+        # the server's sessions and kernels (set by the extension), and the cells proposed
+        self.user_kernels: UserKernels | None = None
+        self.proposals = Proposals()
         self.tools = ToolDispatcher()
         register_tools(self.tools, self)
         self.mcp = McpTools(

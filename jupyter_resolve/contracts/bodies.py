@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from .ids import Id
+from .notebook import MAX_MENTIONS, Mention
 from .pathargs import PathArg
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
@@ -28,6 +29,8 @@ EventType = Literal[
     "run.error",
     "run.completed",
     "context.compacted",
+    "notebook.proposal",
+    "notebook.decision",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 CompletionReason = Literal["stop", "budget", "cancelled", "error", "interrupted"]
@@ -68,6 +71,8 @@ class ChatRequest(BaseModel):
     system: str | None = None
     attachments: list[PathArg] = Field(default_factory=list, max_length=64)
     notebook: PathArg | None = None
+    # @name: variables of the notebook's kernel described for the model (DESIGN 9.2)
+    mentions: list[Mention] = Field(default_factory=list, max_length=MAX_MENTIONS)
 
 
 class Budget(BaseModel):

@@ -11,8 +11,10 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.context import message_tokens
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
+from ..notebook.tools import describe_mentions
 from ..runs.approvals import decide
 from ..runs.tasks import TaskRequest
+from . import notebook
 from .base import ResolveHandler, authorized
 
 
@@ -25,6 +27,9 @@ class ChatHandler(ResolveHandler):
         request = self.parse(ChatRequest)
         if request.attachments or request.notebook:
             await self.require("read", "contents")  # their bytes go into the session's context
+        if any(m.description is None for m in request.mentions):
+            await self.require("execute", "kernels")  # described in the notebook's kernel
+            request = await describe_mentions(self.gateway, request)
         await self.gateway.start()
         run = self.gateway.start_chat(request)
         await self.stream_run(run)
@@ -207,4 +212,5 @@ routes: list[tuple[str, Any]] = [
     (rf"/resolve/api/sessions/{SESSION_ID}/transcript", SessionTranscriptHandler),
     (r"/resolve/api/health", HealthHandler),
     (r"/resolve/api/tools", ToolsHandler),
+    *notebook.routes,
 ]

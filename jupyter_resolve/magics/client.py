@@ -164,3 +164,8 @@ class ResolveClient:
         return self.post_json(
             f"resolve/api/runs/{run_id}/approvals/{call_id}", {"decision": decision}
         )
+
+    def decide_proposal(self, run_id: str, proposal_id: str, accept: bool) -> Any:
+        """Accept (into the next input, by the caller) or reject a proposal of cells."""
+        decision = {"decision": "accept" if accept else "reject"}
+        return self.post_json(f"resolve/api/runs/{run_id}/proposals/{proposal_id}", decision)

@@ -4,7 +4,8 @@
 
     %resolve [--new] PROMPT
     %%resolve [--soul NAME] [--session ID] [--new] [--model M] [--task] [--no-interpolate]
-    PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace)
+    PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace;
+    @name describes that variable to the model)
 
     %resolve tools | souls | runs | status | cancel [RUN] | replay RUN
     %resolve history | forget
@@ -30,6 +31,7 @@ from ..contracts.errors import ClientError
 from .client import Connection, ResolveClient
 from .line import Options, interpolate, parse_options
 from .markdown import show_markdown, table
+from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
 from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
@@ -141,6 +143,10 @@ class ResolveMagics(Magics):
                 ):
                     if value:
                         body[key] = value
+                described = mentions(prompt, self.namespace)
+                if described:
+                    body["mentions"] = described
+                    show_mentions(described)
                 events = client.chat(body)
             return self.show(client, events, live=True)
         except ClientError as exc:
@@ -170,13 +176,9 @@ class ResolveMagics(Magics):
     ) -> ResolveResult:
         """Fold events into a view as they arrive; on interrupt, cancel the run and say so."""
         view = RunView()
+        decided: set[str] = set()  # proposals decided from this cell
 
-        def decide(call_id: str, decision: str) -> str | None:
-            try:
-                client.decide(view.run_id, call_id, decision)
-            except ClientError as exc:
-                return exc.message
-            return None
+        decide = decider(client, view, decided)
 
         ui: Any
         if self.widgets_available():
@@ -211,6 +213,8 @@ class ResolveMagics(Magics):
                 self.last_run_id = view.run_id
         if not shown:
             ui.start()
+        if self.shell is not None and accepted_code(view, decided):
+            self.shell.set_next_input(accepted_code(view, decided), replace=False)
         ui.finish(view, time.monotonic() - started if live else None)
         if interrupted:
             raise KeyboardInterrupt
@@ -302,16 +306,9 @@ class ResolveMagics(Magics):
                 return
             raise
         souls = answer.get("souls", answer) if isinstance(answer, dict) else answer
-        rows = []
-        for soul in souls if isinstance(souls, list) else []:
-            if isinstance(soul, dict):
-                rows.append(
-                    [
-                        str(soul.get("name", "")),
-                        str(soul.get("role", "")),
-                        str(soul.get("description", "")),
-                    ]
-                )
+        listed = souls if isinstance(souls, list) else []
+        keys = ("name", "role", "description")
+        rows = [[str(s.get(k, "")) for k in keys] for s in listed if isinstance(s, dict)]
         show_markdown(*table(rows, ["soul", "role", "description"], code=1))
 
     def _runs(self, client: ResolveClient) -> None:

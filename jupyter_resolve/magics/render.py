@@ -80,6 +80,9 @@ class MarkdownStream:
             args = card.arguments_text()
             if args and args not in ("null", "{}"):
                 self._out(_fence(args, "python" if card.name == "python" else "") + "\n")
+        for proposal in view.proposals.values():
+            if proposal.call_id == card.call_id and card.status == "waiting":
+                self._out(_fence(proposal.diff(), "diff") + "\n")
         if card.status == "waiting":
             self._out(f"*{card.name} is waiting for approval.*\n")
             self._ask(view, card)

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .proposal_view import ProposalCard, fold_proposal
+
 Part = Literal["header", "text", "reasoning", "tool", "error", "footer"]
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
@@ -125,6 +127,7 @@ class RunView:
     summary: dict[str, Any] | None = None
     compacted: str | None = None  # what context.compacted said (a quiet footer note)
     events: list[dict[str, Any]] = field(default_factory=list)
+    proposals: dict[str, ProposalCard] = field(default_factory=dict)  # notebook_propose's
 
     @property
     def completed(self) -> bool:
@@ -185,6 +188,9 @@ class RunView:
             return "reasoning", ""
         if kind.startswith("tool."):
             return "tool", self._apply_tool(kind, data)
+        if kind.startswith("notebook."):
+            call_id = fold_proposal(self.card, self.proposals, kind, data)
+            return ("tool", call_id) if call_id else ("footer", "")
         if kind == "usage":
             self.usage_events += 1
             self.prompt_tokens += int(data.get("prompt_tokens") or 0)

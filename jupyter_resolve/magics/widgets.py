@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .proposal_view import ProposalCard
 from .render import Decide
 from .safe_html import markdown_block, markdown_html, tool_bundle
 from .view_model import Part, RunView, TextBlock, ToolCard, to_markdown
@@ -54,8 +55,9 @@ class _Card:
         self.buttons = w.HBox([self.approve, self.deny])
         self.buttons.layout.display = "none"
         self.note = w.HTML()
+        self.proposal = w.HTML()  # notebook_propose: the diff, Approve/Deny read Accept/Reject
         self.box = w.VBox(
-            [self.title, self.arguments, self.buttons, self.note, self.output],
+            [self.title, self.arguments, self.proposal, self.buttons, self.note, self.output],
             layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"),
         )
         _route_clicks_while_busy([self.approve, self.deny])
@@ -83,6 +85,24 @@ class _Card:
         if rich:
             outputs.append(_display_data(rich))
         self.output.outputs = tuple(outputs)
+
+    def show_proposal(self, proposal: ProposalCard) -> None:
+        self.approve.description, self.deny.description = "Accept", "Reject"
+        self.arguments.layout.display = "none"  # the diff shows the cells
+        note = f"<i>{html.escape(proposal.note)}</i>" if proposal.note else ""
+        self.proposal.value = (
+            f"{note}{_diff_html(proposal.diff())}<div>{html.escape(proposal.decision_text())}</div>"
+        )
+
+
+def _diff_html(diff: str) -> str:
+    """A unified diff, escaped, its added and removed lines coloured."""
+    colours = {"+": "#1a7f37", "-": "#cf222e", "@": "#777"}
+    lines = "".join(
+        f'<span style="color:{colours.get(line[:1], "inherit")}">{html.escape(line)}</span>'
+        for line in diff.splitlines(keepends=True)
+    )
+    return f'<pre style="white-space: pre-wrap; margin: 2px 0; font-size: 90%">{lines}</pre>'
 
 
 class WidgetView:
@@ -200,6 +220,9 @@ class WidgetView:
             )
             self.timeline.children = (*self.timeline.children, widgets.box)
         widgets.render(card)
+        for proposal in view.proposals.values():
+            if proposal.call_id == card.call_id:
+                widgets.show_proposal(proposal)
 
     def finish(self, view: RunView, elapsed: float | None) -> None:
         for index, block in enumerate(view.blocks):

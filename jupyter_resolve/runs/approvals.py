@@ -55,7 +55,8 @@ def decide(run: Run, call_id: str, decision: Decision) -> None:
 
 
 def release_approvals(run: Run) -> None:
-    """Release the calls waiting for a person: nothing runs, and no decision is recorded."""
-    for future in run.approvals.values():
+    """Release the calls waiting for a person (approvals and notebook proposals): nothing
+    runs, and no decision is recorded."""
+    for future in [*run.approvals.values(), *run.proposals.values()]:
         if not future.done():
             future.set_result(APPROVAL_RELEASED)

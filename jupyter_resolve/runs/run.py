@@ -43,6 +43,9 @@ class Run(EventStream):
         self.limits = limits or Limits()  # the budgets the gateway enforces (rounds: runtime's)
         self.tool_calls = 0
         self.approvals: dict[str, asyncio.Future[str]] = {}
+        # notebook_propose calls waiting for a person, by proposal id (released like approvals)
+        self.proposals: dict[str, asyncio.Future[Any]] = {}
+        self.notebook: str | None = None  # a notebook chat's notebook: the tools' default
         self.peer: str | None = None
         self.parent: str | None = None
         self.task_id: str | None = None  # the task whose step this run is

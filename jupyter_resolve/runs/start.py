@@ -15,6 +15,7 @@ from ..contracts.compaction import summary_room
 from ..contracts.context import Assembly, answer_room, context_window, estimate
 from ..contracts.discipline import tool_discipline
 from ..contracts.errors import BadRequest, Unavailable
+from ..contracts.notebook import mention_block
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
 from ..providers.base import Provider
@@ -132,6 +133,11 @@ def start_chat(
         ratio=history.ratio,
         summarize=config.compaction_summaries,
     )
+    if request.mentions:
+        undescribed = [m.name for m in request.mentions if m.description is None]
+        if undescribed:
+            raise BadRequest(f"mentions: {', '.join(undescribed)} not described")
+        body.message = mention_block(body.message, request.mentions)
     used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in instructions]
     sent_digest = transcript_digest(body.history) if continuing else None
     manifest = run_manifest(
@@ -165,6 +171,8 @@ def start_chat(
             "ratio": round(history.ratio, 4),
         },
     }
+    if request.mentions:  # what the model was told, for clients to show
+        started["mentions"] = [m.model_dump() for m in request.mentions]
     run = gateway.runs.start(
         body,
         session_id=session_id,
@@ -177,6 +185,7 @@ def start_chat(
         prepare=_summarize_step(gateway, assembly, history, model),
     )
     run.window, run.ratio = context_window(model, config.context_tokens), history.ratio
+    run.notebook = request.notebook
     compacted = assembly.compacted if assembly is not None else None
     if compacted is not None and assembly is not None and not assembly.dropped_turns:
         # before the first frame: the drive task has not run yet

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from ..contracts.errors import BadRequest
 
+SNAPSHOTS = "snapshots"  # context/snapshots/: values copied from the user's kernel
 CONTEXT_INDEX = "MANIFEST.json"  # the context index the agent sees (not a run manifest)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -66,6 +67,25 @@ class Workspace:
         agent code cannot write (it is hidden from sandboxed kernels)."""
         return self.root.parent.parent / "context-manifests" / f"{self.root.name}.json"
 
+    @property
+    def snapshots(self) -> Path:
+        """The gateway's copies of the session's snapshots (``context/snapshots/``), beside the
+        record, so a snapshot changed in the workspace can be put back."""
+        return self.root.parent.parent / "context-snapshots" / self.root.name
+
+    def add_snapshot(self, name: str, source: Path) -> str:
+        """Move ``source`` (a file the gateway made) into its keeping and place a copy at
+        ``context/snapshots/<name>``, 0400, recorded; its sha256."""
+        _check_part(name)
+        kept = self.snapshots / name
+        kept.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.replace(source, kept)
+        target = f"{SNAPSHOTS}/{name}"
+        record = self.record()
+        record[target] = self._place(target, kept)
+        self._save(record)
+        return record[target]
+
     def create(self) -> Workspace:
         for folder in (self.work, self.context, self.home, self.tmp):
             folder.mkdir(parents=True, exist_ok=True)
@@ -93,7 +113,7 @@ class Workspace:
         sources = [_inside(server_root, rel) for rel in paths]  # check all before writing
         record = self.record()
         for _, target in sources:
-            if target == CONTEXT_INDEX:
+            if target == CONTEXT_INDEX or target.startswith(f"{SNAPSHOTS}/"):
                 raise BadRequest(f"attachments: '{target}' is a reserved name in context/")
         for source, target in sources:
             record[target] = self._refresh(target, source, record.get(target), log)
@@ -105,7 +125,11 @@ class Workspace:
         record = self.record()
         for target in sorted(record):
             try:
-                source, _ = _inside(server_root, target)
+                source = (
+                    self.snapshots / target.split("/", 1)[1]
+                    if target.startswith(f"{SNAPSHOTS}/")
+                    else _inside(server_root, target)[0]
+                )
             except BadRequest as exc:
                 log.warning("context/%s cannot be restored: %s", target, exc.message)
                 continue

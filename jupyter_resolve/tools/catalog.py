@@ -23,6 +23,10 @@ DEFAULT_ALLOW = (
     "web_fetch",
     "subagents.delegate",
     "artifacts.promote",
+    "notebook_variables",
+    "inspect_variable",
+    "snapshot_variable",
+    "notebook_propose",
 )
 
 
@@ -31,6 +35,10 @@ TRUSTED_TOOLS = (
     "web_fetch",
     "subagents.delegate",
     "artifacts.promote",
+    "notebook_variables",
+    "inspect_variable",
+    "snapshot_variable",
+    "notebook_propose",
 )
 
 

@@ -1,17 +1,22 @@
 """What each tool name runs: the builtins in the session's scratch kernel (``python`` as a cell,
 the others through the kernel_tools bridge) and the trusted tools in the gateway (``web_fetch``,
-``artifacts.promote``, ``subagents.delegate``)."""
+``artifacts.promote``, ``subagents.delegate``, and the user's-notebook tools of
+``notebook/tools.py``)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Protocol
 
 from ..artifacts import Artifacts
 from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
+from ..notebook import tools as notebook
+from ..notebook.kernels import UserKernels
+from ..notebook.proposals import Proposals
 from ..runs.manager import RunManager
 from ..runs.run import Run
 from ..scratch.kernels import ScratchKernels
@@ -30,6 +35,9 @@ class ToolHost(Protocol):
     runs: RunManager
     kernels: ScratchKernels
     artifacts: Artifacts
+    state_dir: Path
+    user_kernels: UserKernels | None
+    proposals: Proposals
 
     def start_chat(
         self,
@@ -51,6 +59,10 @@ def register_tools(tools: ToolDispatcher, host: ToolHost) -> None:
     tools.register("web_fetch", _bind(host, fetch))
     tools.register("artifacts.promote", _bind(host, promote))
     tools.register("subagents.delegate", _bind(host, delegate))
+    tools.register("notebook_variables", _bind(host, notebook.notebook_variables))
+    tools.register("inspect_variable", _bind(host, notebook.inspect_variable))
+    tools.register("snapshot_variable", _bind(host, notebook.snapshot_variable))
+    tools.register("notebook_propose", _bind(host, notebook.notebook_propose))
 
 
 def _bind(host: ToolHost, tool: Tool) -> Implementation:

@@ -34,6 +34,10 @@ def test_tool_list() -> None:
         "web_fetch",
         "subagents.delegate",
         "artifacts.promote",
+        "notebook_variables",
+        "inspect_variable",
+        "snapshot_variable",
+        "notebook_propose",
     ]
     for tool in schemas.load_tools():
         assert set(tool) == {"name", "description", "parameters", "effect", "approval", "runs_in"}

@@ -120,3 +120,12 @@ def test_roles(server: RunningServer, executed: dict[Path, Any]) -> None:
     text = plain(notebook)
     assert "reason: stop" in text
     assert "roles: planner → specialist → evaluator → tool-agent" in text
+
+
+def test_with_my_notebook(server: RunningServer, executed: dict[Path, Any]) -> None:
+    notebook = run(REPO / "notebooks" / "with-my-notebook.ipynb", server, executed)
+    text = plain(notebook)
+    # @df and @arr: described from the kernel, shown as told to the model
+    assert "Told the model:\n@df:\ndf: pandas.DataFrame, shape (4, 2)" in text
+    assert "@arr:\narr: numpy.ndarray, shape (3, 4)" in text
+    assert "['inspect_variable', 'notebook_propose', 'notebook_variables', 'snapshot_variable']" in text

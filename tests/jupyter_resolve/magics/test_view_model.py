@@ -348,3 +348,23 @@ def test_a_compaction_is_a_quiet_footer_note() -> None:
         ]
     )
     assert summarized.footer_text().endswith("context: dropped 3; 3 summarized")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["proposals"]))
+def test_golden_proposals_fold_into_their_decisions(name: str) -> None:
+    view = fold(golden(name))
+    folded = {
+        p.proposal_id: {
+            "call_id": p.call_id,
+            "decision": p.decision,
+            "by": p.by,
+            "edited": p.edited,
+            "ran": p.ran,
+            "reason": p.reason,
+        }
+        for p in view.proposals.values()
+    }
+    assert folded == EXPECTED["proposals"][name]
+    [proposal] = view.proposals.values()
+    assert proposal.cells[0]["source"].startswith("y = x * 14")
+    assert "+y = x * 14" in proposal.diff() and proposal.code() == proposal.cells[0]["source"]

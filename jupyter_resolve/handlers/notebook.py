@@ -1,0 +1,57 @@
+"""The user's notebook over the public API (DESIGN 9.2): its kernel's variables (the panel's
+``@name`` completion) and a person's decision on a proposal.
+
+Both reach the user's notebook and kernel: besides ``resolve`` they need ``contents`` read and
+``kernels`` execute (DESIGN 9.4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tornado import web
+
+from ..contracts.errors import BadRequest
+from ..contracts.ids import check_id
+from ..contracts.notebook import ProposalDecisionRequest
+from ..notebook.tools import decide_proposal, variables_listing
+from .base import ResolveHandler, authorized
+
+
+class NotebookVariablesHandler(ResolveHandler):
+    """``GET /resolve/api/notebook/variables?path=NB``."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        await self.require("read", "contents")
+        await self.require("execute", "kernels")
+        path = self.get_query_argument("path", None)
+        if not path:
+            raise BadRequest("path: the notebook's path is needed (?path=...)")
+        self.answer(await variables_listing(self.gateway, path))
+
+
+class ProposalDecisionHandler(ResolveHandler):
+    """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``
+    ``{decision: accept|reject, run?, cells?, reason?}``."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, run_id: str, proposal_id: str) -> None:
+        check_id("run_id", run_id)
+        check_id("proposal_id", proposal_id)
+        await self.require("read", "contents")
+        await self.require("execute", "kernels")
+        body = self.parse(ProposalDecisionRequest)
+        outcome = await decide_proposal(self.gateway, run_id, proposal_id, body)
+        self.answer(outcome.answer())
+
+
+routes: list[tuple[str, Any]] = [
+    (r"/resolve/api/notebook/variables", NotebookVariablesHandler),
+    (
+        r"/resolve/api/runs/(?P<run_id>[^/]+)/proposals/(?P<proposal_id>[^/]+)",
+        ProposalDecisionHandler,
+    ),
+]

@@ -1,0 +1,1 @@
+"""The user's notebook (DESIGN 9.2): its kernel's variables, snapshots, and proposed cells."""

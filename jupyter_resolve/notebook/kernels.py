@@ -1,0 +1,216 @@
+"""The user's notebooks and their kernels, through the server's own managers.
+
+A notebook's kernel is the one of its session (``session_manager``). Inspection runs there
+silently — a ``user_expressions`` of an empty, silent, history-less request, so nothing reaches
+iopub, the notebook or its history — within a time limit after which the kernel is interrupted,
+and never while the kernel is busy with the user's own cell (the interrupt would hit that cell).
+Accepted cells run visibly (history stored, execution counts advance), and their outputs come
+back as nbformat outputs.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+
+from ..contracts.errors import BadRequest, Conflict, NotFound
+from ..contracts.pathargs import check_path_text
+from . import inspector
+
+INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
+MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused
+
+
+def notebook_path(value: str) -> str:
+    """``value`` as the contents API names it (relative, ``/``-separated), or BadRequest."""
+    try:
+        check_path_text(value)
+    except ValueError as exc:
+        raise BadRequest(f"notebook: {exc}") from exc
+    path = PurePosixPath(value.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts:
+        raise BadRequest(f"notebook: '{value}' must be relative to the server root, without '..'")
+    if path.suffix != ".ipynb":
+        raise BadRequest(f"notebook: '{value}' is not a notebook (.ipynb)")
+    return path.as_posix()
+
+
+@dataclass
+class CellRun:
+    """One accepted code cell run in the notebook's kernel."""
+
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat outputs
+    execution_count: int | None = None
+    error: bool = False
+    timed_out: bool = False
+
+
+class UserKernels:
+    """The server's sessions, kernels and contents, as the notebook tools need them."""
+
+    def __init__(self, serverapp: Any, log: logging.Logger) -> None:
+        self.sessions = serverapp.session_manager
+        self.kernels = serverapp.kernel_manager
+        self.contents = serverapp.contents_manager
+        self.log = log
+
+    async def check_notebook(self, value: str) -> str:
+        """The notebook's contents path: BadRequest for a bad one, NotFound when it is missing."""
+        path = notebook_path(value)
+        if not await ensure_async(self.contents.file_exists(path)):
+            raise NotFound(f"notebook: no notebook '{path}' under the server root")
+        return path
+
+    async def read_cells(self, path: str) -> list[dict[str, Any]]:
+        """The saved notebook's cells (nbformat dicts)."""
+        model = await ensure_async(self.contents.get(path, content=True, type="notebook"))
+        return [dict(cell) for cell in model["content"].get("cells", [])]
+
+    async def kernel_id(self, path: str) -> str | None:
+        """The kernel of the notebook's session, when one runs."""
+        for session in await ensure_async(self.sessions.list_sessions()):
+            kernel = session.get("kernel") or {}
+            if str(session.get("path", "")).lstrip("/") == path and kernel.get("id"):
+                if kernel["id"] in self.kernels:
+                    return str(kernel["id"])
+        return None
+
+    async def _client(self, kernel_id: str, iopub: bool) -> Any:
+        client = self.kernels.get_kernel(kernel_id).client()
+        client.start_channels(shell=True, iopub=iopub, stdin=False, hb=False, control=False)
+        if iopub:  # outputs are missed until the iopub subscription is live
+            await client.wait_for_ready(timeout=30)
+        return client
+
+    async def inspect(
+        self, kernel_id: str, request: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
+        """The inspector's answer to ``request`` (see :func:`inspector.main`); Conflict when the
+        kernel is busy with a cell of the user."""
+        kernel = self.kernels.get_kernel(kernel_id)
+        if getattr(kernel, "execution_state", "idle") == "busy":
+            raise Conflict(
+                "the notebook's kernel is busy running a cell; ask again when it is idle"
+            )
+        request = {"seconds": max(timeout - 1.0, 0.5), **request}
+        expression = (
+            "(lambda ns: (exec(compile(" + repr(INSPECTOR_SOURCE) + ", '<resolve-inspector>', "
+            "'exec'), ns), ns['main'](" + repr(request) + ", get_ipython().user_ns))[1])"
+            "({'__name__': '_resolve_inspector'})"
+        )
+        client = await self._client(kernel_id, iopub=False)
+        try:
+            msg_id = client.execute(
+                "",
+                silent=True,
+                store_history=False,
+                user_expressions={"answer": expression},
+                allow_stdin=False,
+            )
+            reply = await self._reply(client, msg_id, timeout)
+            if reply is None:
+                await ensure_async(self.kernels.interrupt_kernel(kernel_id))
+                await self._reply(client, msg_id, 10.0)
+                return {
+                    "ok": False,
+                    "error": f"cut by the time limit ({timeout:g} s): the kernel was interrupted",
+                }
+        finally:
+            client.stop_channels()
+        found = (reply["content"].get("user_expressions") or {}).get("answer") or {}
+        if found.get("status") != "ok":
+            return {"ok": False, "error": f"{found.get('ename')}: {found.get('evalue')}"}
+        text = found.get("data", {}).get("text/plain", "")
+        if len(text) > MAX_ANSWER_CHARS:
+            return {"ok": False, "error": "the kernel's answer is too large"}
+        answer = json.loads(ast.literal_eval(text))
+        return answer if isinstance(answer, dict) else {"ok": False, "error": "no answer"}
+
+    async def _reply(self, client: Any, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                msg: dict[str, Any] = await client.get_shell_msg(timeout=min(remaining, 1.0))
+            except Exception:  # queue.Empty
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg
+        return None
+
+    async def run_cells(self, kernel_id: str, sources: list[str], timeout: float) -> list[CellRun]:
+        """Run ``sources`` one after the other, visibly, within ``timeout`` seconds in all
+        (then the kernel is interrupted); after an error the rest do not run."""
+        client = await self._client(kernel_id, iopub=True)
+        deadline = time.monotonic() + timeout
+        runs: list[CellRun] = []
+        try:
+            for source in sources:
+                msg_id = client.execute(source, silent=False, store_history=True, allow_stdin=False)
+                cell = await self._collect(client, msg_id, deadline)
+                if cell.timed_out:
+                    await ensure_async(self.kernels.interrupt_kernel(kernel_id))
+                    await self._collect(client, msg_id, time.monotonic() + 10)
+                reply = await self._reply(client, msg_id, 5.0)
+                if reply is not None:
+                    cell.execution_count = reply["content"].get("execution_count")
+                runs.append(cell)
+                if cell.error or cell.timed_out:
+                    break
+        finally:
+            client.stop_channels()
+        return runs
+
+    async def _collect(self, client: Any, msg_id: str, deadline: float) -> CellRun:
+        cell = CellRun()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                cell.timed_out = True
+                return cell
+            try:
+                msg = await client.get_iopub_msg(timeout=min(remaining, 1.0))
+            except Exception:  # queue.Empty
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content.get("execution_state") == "idle":
+                return cell
+            output = nbformat_output(kind, content)
+            if output is not None:
+                cell.outputs.append(output)
+                cell.error = cell.error or kind == "error"
+
+
+def nbformat_output(kind: str, content: dict[str, Any]) -> dict[str, Any] | None:
+    """An iopub message as the nbformat output a notebook stores (None: not an output)."""
+    if kind == "stream":
+        return {"output_type": "stream", "name": content.get("name"), "text": content.get("text")}
+    if kind == "display_data":
+        return {
+            "output_type": kind,
+            "data": content.get("data", {}),
+            "metadata": content.get("metadata", {}),
+        }
+    if kind == "execute_result":
+        return {
+            "output_type": kind,
+            "data": content.get("data", {}),
+            "metadata": content.get("metadata", {}),
+            "execution_count": content.get("execution_count"),
+        }
+    if kind == "error":
+        return {
+            "output_type": kind,
+            "ename": content.get("ename"),
+            "evalue": content.get("evalue"),
+            "traceback": content.get("traceback", []),
+        }
+    return None

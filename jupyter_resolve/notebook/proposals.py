@@ -1,0 +1,166 @@
+"""Proposals of cells for the user's notebook: open one, wait for a person, take a decision.
+
+A proposal waits like an approval (``c.Resolve.approval_timeout``; a timeout is a rejection
+``by: "timeout"``; the run's end releases it, see ``runs/approvals.py``). Accepted with
+``run: true``, its code cells run in the notebook's kernel before the decision is final, so the
+tool result tells the model their outputs; a decision being made is not cut by the timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..contracts.bodies import ToolResult
+from ..contracts.errors import Conflict, NotFound
+from ..contracts.notebook import ProposalDecisionRequest, ProposalOutcome, ProposedCell
+from ..runs.manager import new_id
+from ..runs.run import Run
+from ..scratch.kernels import Execution
+from ..tools.kernel import python_result
+from .kernels import CellRun
+
+MAX_KEPT = 4096  # decided proposals remembered (for a 409 rather than a 404)
+
+State = Literal["waiting", "deciding", "decided", "ended"]
+CellRunner = Callable[[str, list[str]], Awaitable[list[CellRun]]]
+
+
+@dataclass
+class Proposal:
+    proposal_id: str
+    run_id: str
+    call_id: str
+    notebook: str
+    cells: list[ProposedCell]
+    future: asyncio.Future[Any]
+    state: State = "waiting"
+
+
+class Proposals:
+    """Every proposal of this gateway's runs, by id."""
+
+    def __init__(self) -> None:
+        self.by_id: OrderedDict[str, Proposal] = OrderedDict()
+
+    def open(self, run: Run, call_id: str, notebook: str, cells: list[ProposedCell]) -> Proposal:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        proposal = Proposal(new_id("proposal"), run.run_id, call_id, notebook, cells, future)
+        self.by_id[proposal.proposal_id] = proposal
+        while len(self.by_id) > MAX_KEPT:
+            self.by_id.popitem(last=False)
+        run.proposals[proposal.proposal_id] = future
+        return proposal
+
+    async def wait(self, run: Run, proposal: Proposal, timeout: float) -> ProposalOutcome | None:
+        """The decision; None when the run ended first (nothing is decided then)."""
+        try:
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(proposal.future), timeout)
+            except asyncio.TimeoutError:
+                if proposal.state == "deciding":  # a person's decision is being carried out
+                    answer = await proposal.future
+                else:
+                    proposal.state = "decided"
+                    answer = ProposalOutcome(
+                        proposal_id=proposal.proposal_id, decision="rejected", by="timeout"
+                    )
+        finally:
+            run.proposals.pop(proposal.proposal_id, None)
+        if not isinstance(answer, ProposalOutcome):  # released: the run ended
+            proposal.state = "ended"
+            return None
+        return answer
+
+    async def decide(
+        self, run_id: str, proposal_id: str, body: ProposalDecisionRequest, runner: CellRunner
+    ) -> ProposalOutcome:
+        """A person's decision: NotFound for an unknown proposal, Conflict once decided (or
+        when its run ended); accepted with ``run``, the code cells run through ``runner``."""
+        proposal = self.by_id.get(proposal_id)
+        if proposal is None or proposal.run_id != run_id:
+            raise NotFound(f"run '{run_id}' has no proposal '{proposal_id}'")
+        if proposal.state != "waiting" or proposal.future.done():
+            why = "its run ended" if proposal.state == "ended" else "it was already decided"
+            raise Conflict(f"proposal '{proposal_id}' is not waiting for a decision: {why}")
+        proposal.state = "deciding"
+        try:
+            outcome = await self._outcome(proposal, body, runner)
+        except BaseException:
+            proposal.state = "waiting"
+            raise
+        proposal.state = "decided"
+        if not proposal.future.done():
+            proposal.future.set_result(outcome)
+        return outcome
+
+    async def _outcome(
+        self, proposal: Proposal, body: ProposalDecisionRequest, runner: CellRunner
+    ) -> ProposalOutcome:
+        cells = body.cells if body.cells is not None else proposal.cells
+        outcome = ProposalOutcome(
+            proposal_id=proposal.proposal_id,
+            decision="accepted" if body.decision == "accept" else "rejected",
+            edited=body.cells is not None and body.cells != proposal.cells,
+            reason=body.reason or None,
+            cells=cells,
+        )
+        if body.decision != "accept" or not body.run:
+            return outcome
+        code = [c.source for c in cells if c.cell_type == "code"]
+        runs = iter(await runner(proposal.notebook, code))
+        outputs: list[list[dict[str, Any]]] = []
+        counts: list[int | None] = []
+        for cell in cells:
+            ran = next(runs, None) if cell.cell_type == "code" else None
+            outputs.append(ran.outputs if ran else [])
+            counts.append(ran.execution_count if ran else None)
+        return outcome.model_copy(
+            update={"ran": True, "outputs": outputs, "execution_counts": counts}
+        )
+
+
+def released(proposal: Proposal) -> ToolResult:
+    return ToolResult(
+        ok=False,
+        output=f"notebook_propose: the run ended before a decision; {proposal.notebook} "
+        "is unchanged",
+    )
+
+
+def outputs_text(outcome: ProposalOutcome, timeout: float) -> tuple[str, dict[str, Any] | None]:
+    """The accepted cells' outputs for the model, bounded like ``python`` (images noted), and
+    the last rich bundle for clients."""
+    if not outcome.ran or outcome.outputs is None:
+        return "", None
+    parts: list[str] = []
+    bundle: dict[str, Any] | None = None
+    counts = outcome.execution_counts or []
+    for index, (cell, outputs) in enumerate(zip(outcome.cells, outcome.outputs, strict=False)):
+        if cell.cell_type != "code":
+            continue
+        count = counts[index] if index < len(counts) else None
+        label = f"[cell {index + 1}, In [{count if count is not None else ' '}]]"
+        result = python_result(execution_of(outputs), timeout)
+        parts.append(f"{label}\n{result.output or '(no output)'}")
+        bundle = result.mime or bundle
+    return "\n".join(parts), bundle
+
+
+def execution_of(outputs: list[dict[str, Any]]) -> Execution:
+    """nbformat outputs as the scratch kernel's :class:`Execution`, to word them alike."""
+    execution = Execution()
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream" and output.get("name") == "stderr":
+            execution.stderr += str(output.get("text", ""))
+        elif kind == "stream":
+            execution.stdout += str(output.get("text", ""))
+        elif kind in ("display_data", "execute_result"):
+            execution.outputs.append(dict(output.get("data") or {}))
+        elif kind == "error":
+            execution.error = f"{output.get('ename')}: {output.get('evalue')}"
+    return execution

@@ -1,0 +1,262 @@
+"""The user's-notebook tools (DESIGN 9.2), run by the gateway: ``notebook_variables``,
+``inspect_variable``, ``snapshot_variable`` and ``notebook_propose``; and what the public API
+needs of the same kernels (the variables listing, describing ``@name`` mentions, a decision).
+
+In a notebook chat (the request named ``notebook``) the tools default their ``notebook``
+argument to it, so the model need not type the path.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from ..config import Resolve
+from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
+from ..contracts.errors import BadRequest, Conflict, ResolveError, Unavailable
+from ..contracts.notebook import (
+    NotebookArguments,
+    ProposalDecisionRequest,
+    ProposalOutcome,
+    ProposeArguments,
+    decision_text,
+)
+from ..runs.manager import RunManager
+from ..scratch.kernels import ScratchKernels
+from .kernels import UserKernels
+from .proposals import Proposals, outputs_text, released
+
+
+class NotebookHost(Protocol):
+    """What the notebook tools need of the gateway."""
+
+    config: Resolve
+    runs: RunManager
+    kernels: ScratchKernels
+    state_dir: Path
+    user_kernels: UserKernels | None
+    proposals: Proposals
+
+
+def _user_kernels(host: NotebookHost) -> UserKernels:
+    if host.user_kernels is None:
+        raise Unavailable("the user's notebooks are reachable only inside a Jupyter server")
+    return host.user_kernels
+
+
+def _arguments(host: NotebookHost, request: ToolCallRequest, model: Any) -> Any:
+    """The call's arguments as ``model``, ``notebook`` defaulting to the chat's notebook."""
+    arguments = dict(request.arguments)
+    run = host.runs.get(request.run_id)
+    if not arguments.get("notebook") and run.notebook:
+        arguments["notebook"] = run.notebook
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        raise BadRequest(f"{request.name}: {where}: {err['msg']}") from exc
+
+
+async def _kernel_of(host: NotebookHost, notebook: str) -> tuple[str, str]:
+    """The notebook's contents path and its running kernel (Conflict when none runs)."""
+    user = _user_kernels(host)
+    path = await user.check_notebook(notebook)
+    kernel_id = await user.kernel_id(path)
+    if kernel_id is None:
+        raise Conflict(f"no kernel is running for {path}: open it and run a cell first")
+    return path, kernel_id
+
+
+async def _inspect(host: NotebookHost, notebook: str, request: dict[str, Any]) -> dict[str, Any]:
+    _, kernel_id = await _kernel_of(host, notebook)
+    timeout = host.config.notebook_inspect_timeout
+    return await _user_kernels(host).inspect(kernel_id, request, timeout)
+
+
+def _failed(name: str, exc: ResolveError) -> ToolResult:
+    return ToolResult(ok=False, output=f"{name}: {exc.message}")
+
+
+async def notebook_variables(host: NotebookHost, request: ToolCallRequest) -> ToolResult:
+    """``notebook_variables {notebook}``: names, types and shapes in the notebook's kernel."""
+    try:
+        args = _arguments(host, request, NotebookArguments)
+        answer = await _inspect(host, args.notebook, {"op": "variables"})
+    except ResolveError as exc:
+        return _failed(request.name, exc)
+    if not answer.get("ok"):
+        return ToolResult(ok=False, output=f"notebook_variables: {answer.get('error')}")
+    lines = [
+        f"{v['name']}: {v['type']}"
+        + (f" {tuple(v['shape'])}" if "shape" in v else "")
+        + (f" — {v['summary']}" if v.get("summary") and v["summary"] != v["type"] else "")
+        for v in answer["variables"]
+    ]
+    return ToolResult(ok=True, output="\n".join(lines) or "(no variables in the kernel)")
+
+
+async def inspect_variable(host: NotebookHost, request: ToolCallRequest) -> ToolResult:
+    """``inspect_variable {notebook, name}``: a bounded description."""
+    try:
+        args = _arguments(host, request, NotebookArguments)
+        if not args.name:
+            raise BadRequest("inspect_variable: 'name' is needed")
+        answer = await _inspect(host, args.notebook, {"op": "describe", "name": args.name})
+    except ResolveError as exc:
+        return _failed(request.name, exc)
+    if not answer.get("ok"):
+        return ToolResult(ok=False, output=f"inspect_variable: {answer.get('error')}")
+    return ToolResult(ok=True, output=str(answer["description"]))
+
+
+async def snapshot_variable(host: NotebookHost, request: ToolCallRequest) -> ToolResult:
+    """``snapshot_variable {notebook, name}``: a frozen copy in the session's context/."""
+    try:
+        args = _arguments(host, request, NotebookArguments)
+        if not args.name:
+            raise BadRequest("snapshot_variable: 'name' is needed")
+        run = host.runs.get(request.run_id)
+        # The user's kernel writes into a folder of the gateway's, outside every session;
+        # the gateway then places the file into context/ itself (no link followed).
+        host.state_dir.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="snapshot-", dir=host.state_dir))
+        try:
+            answer = await _inspect(
+                host, args.notebook, {"op": "snapshot", "name": args.name, "folder": str(folder)}
+            )
+            if not answer.get("ok"):
+                return ToolResult(ok=False, output=f"snapshot_variable: {answer.get('error')}")
+            written = folder / Path(str(answer["file"])).name
+            size = written.stat().st_size
+            if size > host.config.snapshot_max_bytes:
+                return ToolResult(
+                    ok=False,
+                    output=f"snapshot_variable: {args.name} takes {size} bytes, over the limit "
+                    f"of {host.config.snapshot_max_bytes} (c.Resolve.snapshot_max_bytes)",
+                )
+            workspace = host.kernels.workspace(run.session_id)
+            digest = workspace.add_snapshot(written.name, written)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    except ResolveError as exc:
+        return _failed(request.name, exc)
+    return ToolResult(
+        ok=True,
+        output=f"{args.name} saved as context/snapshots/{written.name} ({answer['format']}, "
+        f"{size} bytes, sha256 {digest}); read it in the python tool, e.g. "
+        + _loader(answer["format"], written.name),
+    )
+
+
+def _loader(fmt: str, name: str) -> str:
+    path = f"'../context/snapshots/{name}'"
+    return {
+        "parquet": f"pandas.read_parquet({path})",
+        "npy": f"numpy.load({path})",
+    }.get(fmt, f"pickle.load(open({path}, 'rb'))")
+
+
+async def notebook_propose(host: NotebookHost, request: ToolCallRequest) -> ToolResult:
+    """``notebook_propose``: cells for a person to accept or reject; waits for the decision."""
+    run = host.runs.get(request.run_id)
+    try:
+        args: ProposeArguments = _arguments(host, request, ProposeArguments)
+        if args.after_cell_id and args.replace_cell_id:
+            raise BadRequest("notebook_propose: give after_cell_id or replace_cell_id, not both")
+        user = _user_kernels(host)
+        path = await user.check_notebook(args.notebook)
+        replaced = None
+        if args.replace_cell_id:
+            cells = await user.read_cells(path)
+            found = [c for c in cells if c.get("id") == args.replace_cell_id]
+            if found:
+                source = found[0].get("source", "")
+                replaced = "".join(source) if isinstance(source, list) else str(source)
+    except ResolveError as exc:
+        return _failed(request.name, exc)
+    proposal = host.proposals.open(run, request.call_id, path, args.cells)
+    event: dict[str, Any] = {
+        "call_id": request.call_id,
+        "proposal_id": proposal.proposal_id,
+        "notebook": path,
+        "cells": [c.model_dump() for c in args.cells],
+    }
+    for key in ("after_cell_id", "replace_cell_id", "note"):
+        if getattr(args, key):
+            event[key] = getattr(args, key)
+    if replaced is not None:
+        event["replaced_source"] = replaced
+    run.emit("notebook.proposal", event)
+    timeout = host.config.approval_timeout
+    outcome = await host.proposals.wait(run, proposal, timeout)
+    if outcome is None:
+        return released(proposal)
+    run.emit("notebook.decision", outcome.event())
+    text = decision_text(outcome, path, timeout)
+    ran, bundle = outputs_text(outcome, host.config.tool_timeout)
+    if ran:
+        text += "\nThe accepted cells ran in the notebook's kernel:\n" + ran
+    return ToolResult(ok=outcome.decision == "accepted", output=text, mime=bundle)
+
+
+async def decide_proposal(
+    host: NotebookHost, run_id: str, proposal_id: str, body: ProposalDecisionRequest
+) -> ProposalOutcome:
+    """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``."""
+    host.runs.get(run_id)  # NotFound for an unknown run
+
+    async def runner(notebook: str, sources: list[str]) -> Any:
+        _, kernel_id = await _kernel_of(host, notebook)
+        return await _user_kernels(host).run_cells(kernel_id, sources, host.config.tool_timeout)
+
+    return await host.proposals.decide(run_id, proposal_id, body, runner)
+
+
+async def variables_listing(host: NotebookHost, notebook: str) -> dict[str, Any]:
+    """``GET /resolve/api/notebook/variables``: no running kernel is ``kernel: false``."""
+    user = _user_kernels(host)
+    path = await user.check_notebook(notebook)
+    kernel_id = await user.kernel_id(path)
+    if kernel_id is None:
+        return {"notebook": path, "kernel": False, "variables": []}
+    answer = await user.inspect(
+        kernel_id, {"op": "variables"}, host.config.notebook_inspect_timeout
+    )
+    listing: dict[str, Any] = {"notebook": path, "kernel": True, "variables": []}
+    if answer.get("ok"):
+        listing["variables"] = answer["variables"]
+    else:
+        listing["error"] = str(answer.get("error"))
+    return listing
+
+
+async def describe_mentions(host: NotebookHost, request: ChatRequest) -> ChatRequest:
+    """The request with every mention described: those without a description are described
+    in the notebook's kernel (BadRequest without a notebook, or for an unknown name)."""
+    missing = [m for m in request.mentions if m.description is None]
+    if not missing:
+        return request
+    if request.notebook is None:
+        raise BadRequest("mentions: describing a variable needs 'notebook' (its kernel)")
+    try:
+        _, kernel_id = await _kernel_of(host, request.notebook)
+    except Conflict as exc:
+        raise BadRequest(f"mentions: {exc.message}") from exc
+    described = []
+    for mention in request.mentions:
+        if mention.description is None:
+            answer = await _user_kernels(host).inspect(
+                kernel_id,
+                {"op": "describe", "name": mention.name},
+                host.config.notebook_inspect_timeout,
+            )
+            if not answer.get("ok"):
+                raise BadRequest(f"mentions: @{mention.name}: {answer.get('error')}")
+            mention = mention.model_copy(update={"description": str(answer["description"])})
+        described.append(mention)
+    return request.model_copy(update={"mentions": described})

@@ -1,0 +1,76 @@
+// A recording fake model provider for the browser tests: an OpenAI-compatible
+// `POST /v1/chat/completions` that streams what the test scripts (text and tool calls, on the
+// real wire: SSE chunks, tool-call arguments in pieces, a usage chunk, [DONE]) and keeps every
+// request body, so a test can assert what the model was sent. Loopback only.
+import { createServer } from 'node:http';
+
+/**
+ * Start the fake. `reply(body, n)` answers request `n` (0-based) with `{content?, tool_calls?:
+ * [{name, arguments}]}`. Returns {baseUrl, requests, close()}; `requests` holds the parsed bodies.
+ */
+export async function startFakeOpenAI(reply) {
+  const requests = [];
+  let calls = 0;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', d => (raw += d));
+    req.on('end', () => {
+      if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
+        return;
+      }
+      const body = JSON.parse(raw);
+      requests.push(body);
+      const turn = reply(body, requests.length - 1) ?? { content: 'ok' };
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      const chunk = (delta, finish = null) =>
+        `data: ${JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion.chunk',
+          created: 1700000000,
+          model: body.model,
+          choices: [{ index: 0, delta, finish_reason: finish }]
+        })}\n\n`;
+      res.write(chunk({ role: 'assistant', content: '' }));
+      if (turn.content) {
+        for (const piece of turn.content.match(/[\s\S]{1,16}/g)) res.write(chunk({ content: piece }));
+      }
+      (turn.tool_calls ?? []).forEach((call, index) => {
+        const id = `call_fake_${++calls}`;
+        const args = JSON.stringify(call.arguments ?? {});
+        res.write(chunk({ tool_calls: [{ index, id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+        for (const piece of args.match(/[\s\S]{1,24}/g) ?? []) {
+          res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+        }
+      });
+      res.write(chunk({}, turn.tool_calls?.length ? 'tool_calls' : 'stop'));
+      res.write(
+        `data: ${JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion.chunk',
+          created: 1700000000,
+          model: body.model,
+          choices: [],
+          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }
+        })}\n\n`
+      );
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise(ok => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () => new Promise(ok => server.close(ok))
+  };
+}
+
+/** The text of a chat message's content (a string or content parts). */
+export function textOf(message) {
+  const c = message?.content;
+  if (typeof c === 'string') return c;
+  if (Array.isArray(c)) return c.map(p => p?.text ?? '').join('');
+  return '';
+}
