@@ -18,10 +18,13 @@ LAB_PORT ?= 8888
 # configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
 # under the venv (no global install); tests/hub finds it there.
 HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
+# The LiteLLM proxy (real server code with mock responses) for tests/jupyter_resolve/litellm:
+# a venv of its own under the venv, as its pins clash with the lab's packages.
+LITELLM := $(VENV)/litellm/bin/litellm
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY)
+setup: $(STAMP) labextension $(HUB_PROXY) $(LITELLM)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -35,6 +38,12 @@ $(HUB_PROXY): | $(STAMP)
 	@command -v npm >/dev/null || { echo "the hub tests need Node.js and npm" >&2; exit 1; }
 	npm install --prefix $(VENV)/hub-node --no-audit --no-fund --loglevel=error configurable-http-proxy@4
 	@touch $(HUB_PROXY)
+
+$(LITELLM): | $(STAMP)
+	@test -x $(VENV)/litellm/bin/python || $(PYTHON) -m venv $(VENV)/litellm
+	$(VENV)/litellm/bin/pip install -q --upgrade pip
+	$(VENV)/litellm/bin/pip install -q 'litellm[proxy]>=1.60'
+	@touch $(LITELLM)
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))

@@ -164,8 +164,18 @@ class FakeServer:
         self.host = host
         self.port = port
         self.requests: list[Request] = []
+        self.accepted = 0  # requests answered from the scenario
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def answer_directly(self, request: Request) -> Reply | None:
+        """A reply that does not take the scenario's next one: a refusal the real API would
+        give, or another endpoint (a model list). None: the scenario answers."""
+        return None
+
+    def respond(self, request: Request, reply: Reply) -> Reply:
+        """The scenario's reply, adjusted to the request (e.g. usage counts)."""
+        return reply
 
     @property
     def base_url(self) -> str:
@@ -207,8 +217,14 @@ class FakeServer:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                reply = self.scenario[min(len(self.requests), len(self.scenario) - 1)]
+                direct = self.answer_directly(request)
                 self.requests.append(request)
+                if direct is not None:
+                    reply = direct
+                else:
+                    reply = self.scenario[min(self.accepted, len(self.scenario) - 1)]
+                    self.accepted += 1
+                    reply = self.respond(request, reply)
                 if reply.hang:
                     await asyncio.Event().wait()
                 if not await self._write(reply, writer):
