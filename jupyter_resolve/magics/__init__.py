@@ -14,6 +14,9 @@ from typing import Any
 
 def load_magics(ipython: Any) -> None:
     """Register the magics on ``ipython``."""
+    from .completion import register_completion
     from .magics import ResolveMagics
 
-    ipython.register_magics(ResolveMagics(ipython))
+    magics = ResolveMagics(ipython)
+    ipython.register_magics(magics)
+    register_completion(ipython, magics.client)  # %resolve --model <TAB>

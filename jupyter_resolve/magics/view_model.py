@@ -119,6 +119,9 @@ class RunView:
     errors: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache
+    cache_write_tokens: int = 0
+    cost: float | None = None  # USD, when the model's prices are known
     usage_events: int = 0
     rounds: int | None = None
     reason: str | None = None
@@ -189,6 +192,10 @@ class RunView:
             self.usage_events += 1
             self.prompt_tokens += int(data.get("prompt_tokens") or 0)
             self.completion_tokens += int(data.get("completion_tokens") or 0)
+            self.cached_tokens += int(data.get("cached_tokens") or 0)
+            self.cache_write_tokens += int(data.get("cache_write_tokens") or 0)
+            if isinstance(cost := data.get("cost"), (int, float)):
+                self.cost = (self.cost or 0.0) + float(cost)
             return "footer", ""
         if kind == "run.error":
             code, message = data.get("code"), str(data.get("message", ""))
@@ -267,12 +274,17 @@ class RunView:
         return call_id
 
     def footer_text(self, elapsed: float | None = None) -> str:
-        """``2 of 8 rounds · 1,234 tokens · 3 tool calls · 1.2 s · stop``."""
+        """``2 of 8 rounds · 1,234 tokens (900 cached) · $0.0042 · 3 tool calls · 1.2 s ·
+        stop``."""
         parts: list[str] = []
         rounds = self.rounds if self.rounds is not None else self.usage_events or None
         if rounds is not None:
             parts.append(f"{rounds} of {self.budget} rounds" if self.budget else f"{rounds} rounds")
-        parts.append(f"{self.tokens:,} tokens")
+        written = (self.cache_write_tokens, "written to cache")
+        cache = [f"{n:,} {w}" for n, w in ((self.cached_tokens, "cached"), written) if n]
+        parts.append(f"{self.tokens:,} tokens" + (f" ({', '.join(cache)})" if cache else ""))
+        if self.cost is not None:
+            parts.append(f"${self.cost:.4f}")
         if self.tools:
             n = len(self.tools)
             parts.append(f"{n} tool call{'s' if n != 1 else ''}")

@@ -339,3 +339,21 @@ def test_a_compaction_is_a_quiet_footer_note() -> None:
     )
     assert view.answer() == "hi" and view.errors == []
     assert view.footer_text().endswith("stop · context: dropped")
+
+
+def test_the_footer_shows_cached_tokens_and_cost() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "cache_write_tokens": 0}
+    view = fold(
+        [
+            ev(1, "run.started", session_id="s", model="m", budget={"rounds": 8}),
+            ev(2, "usage", **usage, cached_tokens=900, cost=0.0012),
+            ev(3, "usage", **{**usage, "cache_write_tokens": 50}, cached_tokens=0, cost=0.003),
+            ev(4, "text.delta", text="hi"),
+            ev(5, "run.completed", reason="stop", rounds=2),
+        ]
+    )
+    footer = view.footer_text()
+    assert "2,020 tokens (900 cached, 50 written to cache) · $0.0042" in footer
+    # a model without prices: no cost shown
+    plain = fold([ev(1, "usage", prompt_tokens=5, completion_tokens=1)])
+    assert "$" not in plain.footer_text() and "cached" not in plain.footer_text()
