@@ -22,10 +22,13 @@ HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
 # server-everything and the MCP Inspector (its --cli), from the npm registry, under the venv.
 # Inspector 0.17 is the last line with --header in its CLI that runs on Node 20.
 MCP_NODE := $(VENV)/mcp-node/node_modules/.bin/mcp-server-everything
+# The LiteLLM proxy (real server code with mock responses) for tests/jupyter_resolve/litellm:
+# a venv of its own under the venv, as its pins clash with the lab's packages.
+LITELLM := $(VENV)/litellm/bin/litellm
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY) $(MCP_NODE)
+setup: $(STAMP) labextension $(HUB_PROXY) $(MCP_NODE) $(LITELLM)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -45,6 +48,12 @@ $(MCP_NODE): | $(STAMP)
 	npm install --prefix $(VENV)/mcp-node --no-audit --no-fund --loglevel=error \
 		@modelcontextprotocol/server-everything@2026 @modelcontextprotocol/inspector@0.17
 	@touch $(MCP_NODE)
+
+$(LITELLM): | $(STAMP)
+	@test -x $(VENV)/litellm/bin/python || $(PYTHON) -m venv $(VENV)/litellm
+	$(VENV)/litellm/bin/pip install -q --upgrade pip
+	$(VENV)/litellm/bin/pip install -q 'litellm[proxy]>=1.60'
+	@touch $(LITELLM)
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))

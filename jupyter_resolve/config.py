@@ -13,6 +13,7 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
+from .config_models import ModelSettings
 from .peer.limits import id_problem
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
@@ -24,8 +25,9 @@ DEFAULT_BASE_URL = {
 }
 
 
-class Resolve(Configurable):
-    """Settings of jupyter-resolve (the gateway, its runtime and its providers)."""
+class Resolve(ModelSettings, Configurable):
+    """Settings of jupyter-resolve (the gateway, its runtime and its providers; the model
+    settings are declared in config_models.py)."""
 
     provider = Enum(
         ["scripted", "openai", "anthropic"],

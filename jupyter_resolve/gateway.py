@@ -23,13 +23,17 @@ from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.context import fit_round
 from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
-from .contracts.errors import RuntimeStartError
+from .contracts.errors import ProviderError, RuntimeStartError
+from .contracts.models import choose_model, default_model, listed_models
 from .contracts.policy import invalid_entries
 from .mcp.catalog import McpTools
 from .notebook.kernels import UserKernels
 from .notebook.proposals import Proposals
 from .providers import make_provider
 from .providers.base import Provider
+from .providers.model_list import ModelList
+from .providers.prices import load_prices
+from .runs.inference_notes import InferenceNotes
 from .runs.manager import RunManager
 from .runs.run import Run
 from .runs.start import start_chat
@@ -69,7 +73,13 @@ class Gateway:
             stream_usage=config.stream_usage,
             timeout=config.provider_timeout,
             max_retries=config.provider_max_retries,
+            thinking=config.thinking,
+            prompt_caching=config.prompt_caching,
+            reasoning_effort=config.reasoning_effort,
+            families=config.model_families,
         )
+        self.notes = InferenceNotes(load_prices(config.prices))
+        self.model_list = ModelList(config.models_ttl)
         self.schemas: list[ToolSchema] = load_schemas()
         self.kernels = ScratchKernels(
             self.state_dir / "sessions",
@@ -108,7 +118,9 @@ class Gateway:
             max_runs=config.runtime_max_runs,
             health_interval=config.runtime_health_interval,
         )
-        self.runs = RunManager(state_dir=self.state_dir, supervisor=self.supervisor, log=log)
+        self.runs = RunManager(
+            state_dir=self.state_dir, supervisor=self.supervisor, log=log, notes=self.notes
+        )
         for run_id in self.runs.mark_interrupted():
             log.warning("run %s was live when the server stopped: marked interrupted", run_id)
         self.transcripts = SessionTranscripts(self.runs)
@@ -238,6 +250,33 @@ class Gateway:
             return body
         run.emit("context.compacted", compacted)
         return {**body, "messages": messages}
+
+    def check_model(self, model: str | None) -> str:
+        """The model a run would use for ``model``; BadRequest when not allowed."""
+        return choose_model(model, self.config.allowed_models, self.config.resolved_model())
+
+    async def models(self) -> dict[str, Any]:
+        """``GET /resolve/api/models``: what a client may pick, from the provider's list
+        (cached), only the allowed ones when ``c.Resolve.allowed_models`` is set. When the
+        provider cannot say, the configured and allowed names, and why."""
+        allowed = list(self.config.allowed_models)
+        answer: dict[str, Any] = {
+            "provider": self.config.provider,
+            "default": default_model(allowed, self.config.resolved_model()),
+            "allowed": allowed or None,
+        }
+        try:
+            offered, cached = await self.model_list.models(self.provider)
+        except ProviderError as exc:
+            names = allowed or [answer["default"]]
+            answer.update(
+                models=[{"id": n, "listed": False} for n in names],
+                source="config",
+                error={"code": exc.code, "message": exc.message},
+            )
+            return answer
+        answer.update(models=listed_models(offered, allowed), source="provider", cached=cached)
+        return answer
 
     def schema(self, name: str) -> ToolSchema | None:
         return next((s for s in [*self.schemas, *self.mcp.schemas()] if s.name == name), None)

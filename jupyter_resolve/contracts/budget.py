@@ -1,4 +1,4 @@
-"""Run budgets (pure): rounds (enforced by the runtime), tool calls, seconds and tokens."""
+"""Run budgets (pure): rounds (enforced by the runtime), tool calls, seconds, tokens and cost."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ class Limits(BaseModel):
     tool_calls: int = Field(default=64, ge=0)
     seconds: float = Field(default=900.0, gt=0)
     tokens: int = Field(default=0, ge=0)  # 0: no limit
+    cost: float = Field(default=0.0, ge=0)  # USD from known prices; 0: no limit
 
 
 def phrase(limits: Limits, which: str) -> str:
@@ -19,11 +20,14 @@ def phrase(limits: Limits, which: str) -> str:
         "tool_calls": f"tool-call budget ({limits.tool_calls} calls)",
         "time": f"time budget ({limits.seconds:g} s)",
         "tokens": f"token budget ({limits.tokens} tokens)",
+        "cost": f"cost budget (${limits.cost:g})",
     }
     return phrases.get(which, which)
 
 
-def exceeded(limits: Limits, *, tool_calls: int, seconds: float, tokens: int) -> str | None:
+def exceeded(
+    limits: Limits, *, tool_calls: int, seconds: float, tokens: int, cost: float = 0.0
+) -> str | None:
     """Which budget the run has used up, as a phrase for the summary; None while within."""
     if tool_calls > limits.tool_calls:
         return phrase(limits, "tool_calls")
@@ -31,4 +35,6 @@ def exceeded(limits: Limits, *, tool_calls: int, seconds: float, tokens: int) ->
         return phrase(limits, "time")
     if limits.tokens and tokens > limits.tokens:
         return phrase(limits, "tokens")
+    if limits.cost and cost > limits.cost:
+        return phrase(limits, "cost")
     return None

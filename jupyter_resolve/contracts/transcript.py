@@ -2,10 +2,12 @@
 
 One run folds to: the user message (``run.started``'s ``prompt``), then per round an assistant
 message (its text, and its ``tool_calls`` when it called tools) followed by one ``tool`` message
-per call (the output as the runtime gave it to the model, already bounded). Reasoning is not
-sent back. A run that did not end ``stop`` gives what it has, every call with its result: a call
-whose result never came gets a short one saying so (providers reject an orphaned call). A run
-with no assistant message at all gets a one-line note, so user and assistant alternate.
+per call (the output as the runtime gave it to the model, already bounded). Reasoning text is
+not sent back; a turn's signed thinking blocks (logged on its first ``tool.requested``) are, as
+the assistant message's ``thinking_blocks``: Anthropic requires them on a tool-use turn. A run
+that did not end ``stop`` gives what it has, every call with its result: a call whose result
+never came gets a short one saying so (providers reject an orphaned call). A run with no
+assistant message at all gets a one-line note, so user and assistant alternate.
 """
 
 from __future__ import annotations
@@ -36,15 +38,19 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
     messages: list[Message] = [{"role": "user", "content": prompt}]
     text: list[str] = []
     calls: list[Message] = []  # the pending assistant message's tool calls
+    thinking: list[Any] = []  # its signed thinking blocks
     results: dict[str, str] = {}
     order: list[str] = []
     reason = "unfinished"
 
     def flush() -> None:
-        nonlocal text, calls, order
+        nonlocal text, calls, order, thinking
         content = "".join(text)
         if calls:
-            messages.append({"role": "assistant", "content": content or None, "tool_calls": calls})
+            turn: Message = {"role": "assistant", "content": content or None, "tool_calls": calls}
+            if thinking:
+                turn["thinking_blocks"] = thinking
+            messages.append(turn)
             for call_id in order:
                 output = results.get(call_id)
                 if output is None:
@@ -52,7 +58,7 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
                 messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
         elif content:
             messages.append({"role": "assistant", "content": content})
-        text, calls, order = [], [], []
+        text, calls, order, thinking = [], [], [], []
 
     for event in events[1:]:
         data = event.data
@@ -77,6 +83,9 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
                 }
             )
             order.append(call_id)
+            blocks = data.get("thinking_blocks")
+            if isinstance(blocks, list) and not thinking:
+                thinking = [b for b in blocks if isinstance(b, dict)]
         elif event.type == "tool.completed":
             call_id = str(data.get("call_id", ""))
             if call_id in order and call_id not in results:

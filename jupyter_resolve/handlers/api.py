@@ -82,6 +82,15 @@ class HealthHandler(ResolveHandler):
         self.answer(self.gateway.health())
 
 
+class ModelsHandler(ResolveHandler):
+    """``GET /resolve/api/models``: the models a client may pick (see Gateway.models)."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        self.answer(await self.gateway.models())
+
+
 class ToolsHandler(ResolveHandler):
     """``GET /resolve/api/tools`` — the tools the agent can see."""
 
@@ -213,4 +222,5 @@ routes: list[tuple[str, Any]] = [
     (r"/resolve/api/health", HealthHandler),
     (r"/resolve/api/tools", ToolsHandler),
     *notebook.routes,
+    (r"/resolve/api/models", ModelsHandler),
 ]

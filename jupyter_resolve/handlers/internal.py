@@ -19,7 +19,8 @@ from tornado.iostream import StreamClosedError
 from ..contracts.bodies import ToolCallRequest, ToolResult
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
 from ..providers.base import Provider
-from ..providers.wire_names import chunk_from_wire, request_to_wire
+from ..providers.wire_names import chunk_from_wire, request_to_wire, stable_order
+from ..runs.inference_notes import InferenceNotes
 from .errors import is_answer, raised, write_resolve_error
 from .flushing import BurstFlusher
 from .streaming import SSEWriter
@@ -30,6 +31,7 @@ class InternalHost(Protocol):
 
     runtime_token: str
     provider: Provider
+    notes: InferenceNotes
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
 
@@ -91,13 +93,18 @@ class InferenceHandler(InternalHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise BadRequest("messages: must be a list of chat messages")
         run_id = self.request.headers.get("X-Resolve-Run-Id")
-        body, names_back = request_to_wire(self.gateway.fit_round(run_id, body))
+        notes = self.gateway.notes
+        # the runtime rebuilds a tool-use turn without its thinking blocks: they go back on;
+        # then the round is fitted to the run's window
+        body = stable_order(self.gateway.fit_round(run_id, notes.restore(run_id, body)))
+        body, names_back = request_to_wire(body)
+        watch = notes.watch(run_id, str(body.get("model") or ""))
         stream = self.gateway.provider.stream_chat(body, run_id)
         sse = SSEWriter(self)
         flusher = BurstFlusher(self)
         try:
             async for chunk in stream:
-                sse.data(chunk_from_wire(chunk, names_back))
+                sse.data(chunk_from_wire(watch(chunk), names_back))
                 await flusher.wrote()
                 if flusher.closed:
                     return

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .run_markdown import fence
 from .safe_html import code_span, escape_markdown, markdown_html
-from .view_model import _fence
 
 RESULT_CHARS = 600
 ARGUMENT_CHARS = 2000
@@ -68,7 +68,7 @@ def turns(messages: list[dict[str, Any]]) -> list[str]:
             call = str(message.get("tool_call_id", ""))
             name = names.get(call, "tool")
             head = f"**↳ {escape_markdown(name)} result** {code_span(call)}".rstrip()
-            sections.append(head + "\n\n" + _fence(_cut(text, RESULT_CHARS) or "(empty)"))
+            sections.append(head + "\n\n" + fence(_cut(text, RESULT_CHARS) or "(empty)"))
             continue
         head = {"user": "**🧑 user**", "assistant": "**🤖 assistant**"}.get(
             role, f"**{escape_markdown(role)}**"
@@ -85,7 +85,7 @@ def turns(messages: list[dict[str, Any]]) -> list[str]:
             lang = "python" if name == "python" else ""
             args = _cut(_arguments(function.get("arguments", "")), ARGUMENT_CHARS)
             parts.append(f"**🔧 {escape_markdown(name)}** {code_span(str(call.get('id', '')))}")
-            parts.append(_fence(args, lang))
+            parts.append(fence(args, lang))
         sections.append("\n\n".join(parts))
     return sections
 

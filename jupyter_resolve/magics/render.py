@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from .view_model import Part, RunView, ToolCard, _fence
+from .run_markdown import fence
+from .view_model import Part, RunView, ToolCard
 
 Decide = Callable[[str, str], str | None]  # (call_id, "approve" | "deny") → error or None
 Ask = Callable[[str], str]
@@ -79,17 +80,17 @@ class MarkdownStream:
             self._out(f"**🔧 {card.name}**\n")
             args = card.arguments_text()
             if args and args not in ("null", "{}"):
-                self._out(_fence(args, "python" if card.name == "python" else "") + "\n")
+                self._out(fence(args, "python" if card.name == "python" else "") + "\n")
         for proposal in view.proposals.values():
             if proposal.call_id == card.call_id and card.status == "waiting":
-                self._out(_fence(proposal.diff(), "diff") + "\n")
+                self._out(fence(proposal.diff(), "diff") + "\n")
         if card.status == "waiting":
             self._out(f"*{card.name} is waiting for approval.*\n")
             self._ask(view, card)
         elif card.finished:
             self._out(f"→ {card.status_text()}\n")
             if card.output:
-                self._out(_fence(card.output) + "\n")
+                self._out(fence(card.output) + "\n")
             for mime in card.images:
                 self._out(f"[{mime} output: shown in notebooks, kept in `_resolve.tool_calls`]\n")
 

@@ -121,6 +121,9 @@ class RunView:
     errors: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens read from the provider's cache
+    cache_write_tokens: int = 0
+    cost: float | None = None  # USD, when the model's prices are known
     usage_events: int = 0
     rounds: int | None = None
     reason: str | None = None
@@ -195,6 +198,10 @@ class RunView:
             self.usage_events += 1
             self.prompt_tokens += int(data.get("prompt_tokens") or 0)
             self.completion_tokens += int(data.get("completion_tokens") or 0)
+            self.cached_tokens += int(data.get("cached_tokens") or 0)
+            self.cache_write_tokens += int(data.get("cache_write_tokens") or 0)
+            if isinstance(cost := data.get("cost"), (int, float)):
+                self.cost = (self.cost or 0.0) + float(cost)
             return "footer", ""
         if kind == "run.error":
             code, message = data.get("code"), str(data.get("message", ""))
@@ -273,12 +280,17 @@ class RunView:
         return call_id
 
     def footer_text(self, elapsed: float | None = None) -> str:
-        """``2 of 8 rounds · 1,234 tokens · 3 tool calls · 1.2 s · stop``."""
+        """``2 of 8 rounds · 1,234 tokens (900 cached) · $0.0042 · 3 tool calls · 1.2 s ·
+        stop``."""
         parts: list[str] = []
         rounds = self.rounds if self.rounds is not None else self.usage_events or None
         if rounds is not None:
             parts.append(f"{rounds} of {self.budget} rounds" if self.budget else f"{rounds} rounds")
-        parts.append(f"{self.tokens:,} tokens")
+        written = (self.cache_write_tokens, "written to cache")
+        cache = [f"{n:,} {w}" for n, w in ((self.cached_tokens, "cached"), written) if n]
+        parts.append(f"{self.tokens:,} tokens" + (f" ({', '.join(cache)})" if cache else ""))
+        if self.cost is not None:
+            parts.append(f"${self.cost:.4f}")
         if self.tools:
             n = len(self.tools)
             parts.append(f"{n} tool call{'s' if n != 1 else ''}")
@@ -304,59 +316,6 @@ def fold(events: list[dict[str, Any]]) -> RunView:
     for event in events:
         view.apply(event)
     return view
-
-
-def _fence(text: str, lang: str = "") -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
-
-
-def card_markdown(card: ToolCard, *, inline_images: bool = False) -> str:
-    """A tool card as Markdown (terminal, nbconvert, the widget's plain fallback)."""
-    lines = [f"**🔧 {card.name or 'tool'}** — {card.status_text()}"]
-    lang = "python" if card.name == "python" else ""
-    args = card.arguments_text()
-    if args and args not in ("null", "{}"):
-        lines.append(_fence(args, lang))
-    if card.output:
-        note = "\n(output truncated)" if card.truncated else ""
-        lines.append(_fence(card.output) + note)
-    for mime, data in card.images.items():
-        if inline_images:
-            lines.append(f"![{card.name} output]({image_data_uri(mime, data)})")
-        else:
-            lines.append(f"[{mime} output: shown in notebooks]")
-    return "\n\n".join(lines)
-
-
-def image_data_uri(mime: str, data: Any) -> str:
-    import base64
-
-    if mime == "image/svg+xml":
-        raw = data if isinstance(data, str) else "".join(data)
-        return "data:image/svg+xml;base64," + base64.b64encode(raw.encode()).decode()
-    return f"data:{mime};base64,{str(data).strip()}"
-
-
-def to_markdown(view: RunView, *, elapsed: float | None = None, inline_images: bool = False) -> str:
-    """The whole run as one Markdown document: reasoning, tool cards, answer, footer."""
-    blocks: list[str] = []
-    if view.reasoning.strip():
-        quoted = "\n".join(f"> {line}" for line in view.reasoning.strip().splitlines())
-        blocks.append(f"> *reasoning*\n>\n{quoted}")
-    for block in view.blocks:
-        if isinstance(block, ToolCard):
-            blocks.append(card_markdown(block, inline_images=inline_images))
-        elif block.text.strip():
-            blocks.append(block.text.strip())
-    blocks.extend(f"**error** {e}" for e in view.errors)
-    summary = view.empty_summary_text()
-    if summary:
-        blocks.append(f"**No answer.** {summary}")
-    blocks.append(f"*{view.footer_text(elapsed)}*")
-    return "\n\n".join(blocks) + "\n"
 
 
 @dataclass

@@ -19,8 +19,9 @@ from typing import Any
 
 from .proposal_view import ProposalCard
 from .render import Decide
+from .run_markdown import to_markdown
 from .safe_html import markdown_block, markdown_html, tool_bundle
-from .view_model import Part, RunView, TextBlock, ToolCard, to_markdown
+from .view_model import Part, RunView, TextBlock, ToolCard
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing text block

@@ -11,6 +11,7 @@ back as nbformat outputs.
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import logging
 import time
@@ -26,6 +27,7 @@ from . import inspector
 
 INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
 MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused
+BUSY_POLLS, BUSY_POLL_SECONDS = 40, 0.05  # up to 2 s for a kernel that is finishing a request
 
 
 def notebook_path(value: str) -> str:
@@ -95,7 +97,13 @@ class UserKernels:
         """The inspector's answer to ``request`` (see :func:`inspector.main`); Conflict when the
         kernel is busy with a cell of the user."""
         kernel = self.kernels.get_kernel(kernel_id)
-        if getattr(kernel, "execution_state", "idle") == "busy":
+        # The server learns "idle" from the kernel's status messages, a moment after a request
+        # (our own previous one too) ends: a short wait tells that from a cell still running.
+        for _ in range(BUSY_POLLS):
+            if getattr(kernel, "execution_state", "idle") != "busy":
+                break
+            await asyncio.sleep(BUSY_POLL_SECONDS)
+        else:
             raise Conflict(
                 "the notebook's kernel is busy running a cell; ask again when it is idle"
             )

@@ -7,10 +7,13 @@ the ``c.Resolve`` settings.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .anthropic import AnthropicProvider
 from .base import Chunk, Provider
+from .families import parse_families
 from .openai import OpenAIProvider
 from .scripted import ScriptedProvider
 
@@ -39,6 +42,10 @@ def make_provider(
     stream_usage: bool,
     timeout: float,
     max_retries: int = 3,
+    thinking: int = 0,
+    prompt_caching: bool = True,
+    reasoning_effort: str = "",
+    families: Mapping[str, Any] | None = None,
 ) -> Provider:
     """The provider named by ``kind`` (scripted | openai | anthropic); ValueError otherwise.
 
@@ -53,6 +60,8 @@ def make_provider(
             api_key,
             model,
             stream_usage=stream_usage,
+            reasoning_effort=reasoning_effort,
+            families=parse_families(families or {}),
             timeout=timeout,
             max_retries=max_retries,
             api_key_env=api_key_env,
@@ -65,5 +74,7 @@ def make_provider(
             timeout=timeout,
             max_retries=max_retries,
             api_key_env=api_key_env,
+            thinking=thinking,
+            cache=prompt_caching,
         )
     raise ValueError(f"unknown provider {kind!r}: choose one of {', '.join(KINDS)}")

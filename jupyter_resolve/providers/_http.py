@@ -237,6 +237,25 @@ class HTTPProvider(Provider):
             await asyncio.sleep(self._backoff(attempt, error.retry_after))
             attempt += 1
 
+    async def _get_json(self, url: str, headers: dict[str, str]) -> Any:
+        """GET a JSON document (a model list); failures map as for a completion, no retries."""
+        client = self._client_for()
+        try:
+            response = await client.get(url, headers={**headers, "Accept": "application/json"})
+        except httpx.TimeoutException as exc:
+            raise self._timeout(url, exc) from exc
+        except httpx.TransportError as exc:
+            raise self._unreachable(url, exc) from exc
+        if response.status_code >= 400:
+            raise self._status_error(url, response.status_code, response.content, response.headers)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self.label} at {url} answered something that is not JSON",
+                code="provider_rejected",
+            ) from exc
+
     async def _events(
         self, url: str, headers: dict[str, str], payload: dict[str, Any]
     ) -> AsyncGenerator[SSEEvent | dict[str, Any], None]:

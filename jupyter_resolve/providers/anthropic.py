@@ -13,6 +13,8 @@ from .anthropic_translate import ANTHROPIC_VERSION, StreamTranslator, to_message
 from .base import Chunk
 from .chunks import wants_usage
 
+MAX_MODEL_PAGES = 10
+
 
 class AnthropicProvider(HTTPProvider):
     """Streams ``POST {base_url}/v1/messages`` and yields OpenAI chunks."""
@@ -29,6 +31,8 @@ class AnthropicProvider(HTTPProvider):
         timeout: float = 120,
         max_retries: int = 3,
         max_tokens: int = 4096,
+        thinking: int = 0,
+        cache: bool = True,
         api_key_env: str = "",
         backoff_base: float = 0.5,
         backoff_cap: float = 8.0,
@@ -44,6 +48,11 @@ class AnthropicProvider(HTTPProvider):
             backoff_cap=backoff_cap,
         )
         self.max_tokens = max_tokens
+        self.thinking = thinking
+        self.cache = cache
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "thinking": self.thinking, "prompt_caching": self.cache}
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "text/event-stream"}
@@ -53,7 +62,13 @@ class AnthropicProvider(HTTPProvider):
 
     async def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:
         url = f"{self.base_url}/v1/messages"
-        request = to_messages_request(body, model=self.model, max_tokens=self.max_tokens)
+        request = to_messages_request(
+            body,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            cache=self.cache,
+        )
         translate = StreamTranslator(request["model"], include_usage=wants_usage(body))
         async with aclosing(self._events(url, self.headers(), request)) as events:
             async for event in events:
@@ -87,3 +102,21 @@ class AnthropicProvider(HTTPProvider):
             )
         for chunk in translate.feed("message_stop", {"type": "message_stop"}):
             yield chunk
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        """``GET {base_url}/v1/models``, every page (``has_more`` / ``last_id``)."""
+        models: list[dict[str, Any]] = []
+        after = ""
+        for _page in range(MAX_MODEL_PAGES):
+            query = f"?limit=1000&after_id={after}" if after else "?limit=1000"
+            listing = await self._get_json(f"{self.base_url}/v1/models{query}", self.headers())
+            if not isinstance(listing, dict):
+                break
+            for row in listing.get("data") or []:
+                if isinstance(row, dict) and isinstance(row.get("id"), str):
+                    name = row.get("display_name")
+                    models.append({"id": row["id"], **({"name": name} if name else {})})
+            after = str(listing.get("last_id") or "")
+            if not listing.get("has_more") or not after:
+                break
+        return models

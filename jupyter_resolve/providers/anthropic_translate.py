@@ -3,6 +3,15 @@
 :func:`to_messages_request` turns the runtime's OpenAI request into a Messages request;
 :class:`StreamTranslator` turns the Messages stream events back into OpenAI chunks. Tool-call
 indexes in the chunks count ``tool_use`` blocks only (0, 1, ...), whatever their block index.
+
+Extended thinking: a finished ``thinking`` block (its text and ``signature``) and a
+``redacted_thinking`` block leave the stream as a ``thinking_blocks`` delta (LiteLLM's name for
+them on the OpenAI wire); the text also streams as ``reasoning_content``. An assistant message
+carrying ``thinking_blocks`` gets them back, unchanged and first, when thinking is on: the API
+answers 400 when the turn that carries ``tool_use`` in a tool loop lacks them.
+
+Prompt caching: ``cache_control`` breakpoints go on the last tool, the system text and the last
+block of the last message (what the next round resends as its prefix).
 """
 
 from __future__ import annotations
@@ -11,20 +20,13 @@ import json
 from typing import Any
 
 from ..contracts.bodies import text_of
-from ..contracts.errors import ProviderError
-from .base import Chunk
-from .chunks import ChunkBuilder
+from .anthropic_stream import StreamTranslator
 
 ANTHROPIC_VERSION = "2023-06-01"
+__all__ = ["ANTHROPIC_VERSION", "StreamTranslator", "to_messages_request"]
 
-FINISH_REASONS = {
-    "tool_use": "tool_calls",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "max_tokens": "length",
-    "pause_turn": "stop",
-    "refusal": "content_filter",
-}
+EPHEMERAL = {"type": "ephemeral"}
+THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -45,11 +47,28 @@ def _arguments(raw: Any) -> Any:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def to_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def thinking_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The well-formed thinking blocks an assistant message carries, each as it came."""
+    out: list[dict[str, Any]] = []
+    for block in message.get("thinking_blocks") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "thinking" and isinstance(block.get("signature"), str):
+            out.append(dict(block))
+        elif kind == "redacted_thinking" and isinstance(block.get("data"), str):
+            out.append(dict(block))
+    return out
+
+
+def to_messages(
+    messages: list[dict[str, Any]], *, keep_thinking: bool = False
+) -> tuple[str, list[dict[str, Any]]]:
     """The ``system`` text and the Messages-API ``messages`` for OpenAI ``messages``.
 
     Consecutive messages of one role are merged (so consecutive tool results form one user
-    message, tool results first).
+    message, tool results first). With ``keep_thinking`` an assistant message's
+    ``thinking_blocks`` open its content.
     """
     system: list[str] = []
     out: list[dict[str, Any]] = []
@@ -72,7 +91,8 @@ def to_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
         elif role == "user":
             add("user", _blocks(content))
         elif role == "assistant":
-            blocks = _blocks(content)
+            blocks = thinking_blocks(message) if keep_thinking else []
+            blocks += _blocks(content)
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 blocks.append(
@@ -128,18 +148,69 @@ def to_tool_choice(choice: Any) -> dict[str, Any] | None:
     return None
 
 
-def to_messages_request(body: dict[str, Any], *, model: str, max_tokens: int) -> dict[str, Any]:
+def loop_turn_has_thinking(messages: list[dict[str, Any]]) -> bool:
+    """False when the request continues a tool loop (its last message holds tool results)
+    whose assistant turn does not open with a thinking block: with thinking on, the API
+    refuses that, so such a request goes without thinking (a turn made with thinking off, or
+    by another provider)."""
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return True
+    if not any(b.get("type") == "tool_result" for b in messages[-1]["content"]):
+        return True
+    turn = messages[-2]["content"] if messages[-2]["role"] == "assistant" else []
+    return bool(turn) and turn[0].get("type") in THINKING_TYPES
+
+
+def mark_cache(request: dict[str, Any]) -> None:
+    """Put ``cache_control`` on the last tool, the system text and the last block of the last
+    message that can carry it (not thinking, not empty text): three of the four allowed."""
+    tools = request.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
+    if request.get("system"):
+        request["system"] = [
+            {"type": "text", "text": request["system"], "cache_control": EPHEMERAL}
+        ]
+    messages = request.get("messages") or []
+    if messages:
+        content = messages[-1]["content"]
+        for i in range(len(content) - 1, -1, -1):
+            block = content[i]
+            if block.get("type") in THINKING_TYPES or block == {"type": "text", "text": ""}:
+                continue
+            content[i] = {**block, "cache_control": EPHEMERAL}
+            break
+
+
+def to_messages_request(
+    body: dict[str, Any],
+    *,
+    model: str,
+    max_tokens: int,
+    thinking: int = 0,
+    cache: bool = False,
+) -> dict[str, Any]:
     """The Messages-API request for an OpenAI chat-completions ``body``.
 
-    ``model`` (when non-empty) wins over the body's; ``max_tokens`` is the default when the
-    body sets neither ``max_tokens`` nor ``max_completion_tokens``.
+    The body's ``model`` wins over ``model`` (the configured default). ``max_tokens`` is the
+    default when the body sets neither ``max_tokens`` nor ``max_completion_tokens``.
+    ``thinking`` (a budget in tokens, 0: off) turns extended thinking on, unless the request
+    forces a tool or continues a tool loop whose turn has no thinking block (the API refuses
+    both); then ``max_tokens`` is raised above the budget and sampling settings it refuses
+    are left out. ``cache`` marks the prompt-caching breakpoints.
     """
-    system, messages = to_messages([m for m in body.get("messages") or [] if isinstance(m, dict)])
+    raw = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    choice = to_tool_choice(body.get("tool_choice"))
+    forced = choice is not None and choice["type"] in ("any", "tool")
+    think = thinking > 0 and not forced
+    system, messages = to_messages(raw, keep_thinking=think)
+    if think and not loop_turn_has_thinking(messages):
+        think = False
+        system, messages = to_messages(raw)
+    limit = int(body.get("max_completion_tokens") or body.get("max_tokens") or max_tokens)
     request: dict[str, Any] = {
-        "model": model or body.get("model") or "",
-        "max_tokens": int(
-            body.get("max_completion_tokens") or body.get("max_tokens") or max_tokens
-        ),
+        "model": body.get("model") or model or "",
+        "max_tokens": limit,
         "messages": messages,
         "stream": True,
     }
@@ -148,126 +219,21 @@ def to_messages_request(body: dict[str, Any], *, model: str, max_tokens: int) ->
     tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
     if tools:
         request["tools"] = to_tools(tools)
-        choice = to_tool_choice(body.get("tool_choice"))
         if choice is not None:
             request["tool_choice"] = choice
     for key in ("temperature", "top_p"):
         if body.get(key) is not None:
             request[key] = body[key]
+    if think:
+        request["thinking"] = {"type": "enabled", "budget_tokens": thinking}
+        if limit <= thinking:
+            request["max_tokens"] = thinking + limit
+        request.pop("temperature", None)  # thinking takes only the default temperature
+        if request.get("top_p") is not None and request["top_p"] < 0.95:
+            del request["top_p"]
     stop = body.get("stop")
     if stop:
         request["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    if cache:
+        mark_cache(request)
     return request
-
-
-class StreamTranslator:
-    """Anthropic stream events in, OpenAI chunks out, for one response."""
-
-    def __init__(self, model: str, *, include_usage: bool) -> None:
-        self.build = ChunkBuilder(model)
-        self.include_usage = include_usage
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.finished = False
-        self.done = False
-        self._tools: dict[int, int] = {}  # Anthropic block index -> OpenAI tool-call index
-
-    def feed(self, event: str, data: dict[str, Any]) -> list[Chunk]:
-        """The chunks for one event (``event`` may be "", then ``data["type"]`` names it)."""
-        kind = data.get("type") or event
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
-            return []
-        chunks: list[Chunk] = handler(data)
-        return chunks
-
-    def _on_message_start(self, data: dict[str, Any]) -> list[Chunk]:
-        message = data.get("message") or {}
-        if message.get("id"):
-            self.build.id = str(message["id"])
-        if message.get("model"):
-            self.build.model = str(message["model"])
-        self._usage(message.get("usage") or {})
-        return [self.build.delta({"role": "assistant", "content": ""})]
-
-    def _on_content_block_start(self, data: dict[str, Any]) -> list[Chunk]:
-        block = data.get("content_block") or {}
-        if block.get("type") == "tool_use":
-            index = len(self._tools)
-            self._tools[int(data.get("index") or 0)] = index
-            chunks = [
-                self.build.delta(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": block.get("id") or "",
-                                "type": "function",
-                                "function": {"name": block.get("name") or "", "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            ]
-            if block.get("input"):
-                chunks.append(self._arguments(index, json.dumps(block["input"])))
-            return chunks
-        if block.get("type") == "text" and block.get("text"):
-            return [self.build.delta({"content": block["text"]})]
-        return []
-
-    def _on_content_block_delta(self, data: dict[str, Any]) -> list[Chunk]:
-        delta = data.get("delta") or {}
-        kind = delta.get("type")
-        if kind == "text_delta" and delta.get("text"):
-            return [self.build.delta({"content": delta["text"]})]
-        if kind == "thinking_delta" and delta.get("thinking"):
-            return [self.build.delta({"reasoning_content": delta["thinking"]})]
-        if kind == "input_json_delta" and delta.get("partial_json"):
-            index = self._tools.get(int(data.get("index") or 0))
-            if index is not None:
-                return [self._arguments(index, delta["partial_json"])]
-        return []
-
-    def _on_message_delta(self, data: dict[str, Any]) -> list[Chunk]:
-        self._usage(data.get("usage") or {})
-        reason = (data.get("delta") or {}).get("stop_reason")
-        if reason is None:
-            return []
-        self.finished = True
-        return [self.build.finish(FINISH_REASONS.get(str(reason), "stop"))]
-
-    def _on_message_stop(self, data: dict[str, Any]) -> list[Chunk]:
-        chunks = [] if self.finished else [self.build.finish("stop")]
-        self.finished = True
-        self.done = True
-        if self.include_usage:
-            chunks.append(self.build.usage(self.input_tokens, self.output_tokens))
-        return chunks
-
-    def _on_error(self, data: dict[str, Any]) -> list[Chunk]:
-        error = data.get("error") or {}
-        message = error.get("message") or error.get("type") or "unknown error"
-        raise ProviderError(
-            f"Anthropic failed mid-stream: {message}"
-            + (f" ({error['type']})" if error.get("type") else ""),
-            code="provider_stream_error",
-            status=529 if error.get("type") == "overloaded_error" else 502,
-            retryable=error.get("type") in ("overloaded_error", "api_error"),
-            hint="the provider reported an error after it started answering; try again",
-        )
-
-    def _arguments(self, index: int, piece: str) -> Chunk:
-        return self.build.delta(
-            {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
-        )
-
-    def _usage(self, usage: dict[str, Any]) -> None:
-        prompt = sum(
-            int(usage.get(key) or 0)
-            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
-        if prompt:
-            self.input_tokens = prompt
-        if usage.get("output_tokens") is not None:
-            self.output_tokens = int(usage["output_tokens"])

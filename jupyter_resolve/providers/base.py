@@ -30,6 +30,12 @@ class Provider(ABC):
     def describe(self) -> dict[str, Any]:
         """What /resolve/api/health shows: name, model, base URL. Never a key."""
 
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The models the provider offers, each ``{"id", "name"?}``; raise ProviderError when
+        it cannot say. By default the one configured model."""
+        model = str(getattr(self, "model", "") or "")
+        return [{"id": model}] if model else []
+
     async def aclose(self) -> None:
         """Release connections."""
         return None

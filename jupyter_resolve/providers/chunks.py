@@ -49,16 +49,48 @@ class ChunkBuilder:
         """The last choice chunk: an empty delta and the finish reason."""
         return self.delta({}, finish_reason)
 
-    def usage(self, prompt_tokens: int, completion_tokens: int) -> Chunk:
-        """The usage chunk sent after the finish when ``stream_options.include_usage`` is set."""
+    def usage(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        *,
+        cached_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> Chunk:
+        """The usage chunk sent after the finish when ``stream_options.include_usage`` is set.
+
+        ``prompt_tokens`` counts every input token, cached ones included (OpenAI's sense);
+        the cache details go where OpenAI puts reads (``prompt_tokens_details.cached_tokens``)
+        and where Anthropic (and LiteLLM) put writes (``cache_creation_input_tokens``).
+        """
         chunk = self._base()
         chunk["choices"] = []
-        chunk["usage"] = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+        if cached_tokens or cache_write_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+            usage["cache_creation_input_tokens"] = cache_write_tokens
+        chunk["usage"] = usage
         return chunk
+
+
+def cache_counts(usage: dict[str, Any]) -> tuple[int, int]:
+    """``(cached read, cache write)`` input tokens of a usage object in any of the shapes
+    servers use: OpenAI's ``prompt_tokens_details.cached_tokens``, Anthropic's (and LiteLLM's)
+    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens``."""
+    details = usage.get("prompt_tokens_details")
+    read = details.get("cached_tokens") if isinstance(details, dict) else None
+    if not isinstance(read, int) or read <= 0:
+        read = usage.get("cache_read_input_tokens") or usage.get("prompt_cache_hit_tokens")
+    write = usage.get("cache_creation_input_tokens")
+    return (
+        read if isinstance(read, int) and read > 0 else 0,
+        write if isinstance(write, int) and write > 0 else 0,
+    )
 
 
 def wants_usage(body: dict[str, Any]) -> bool:

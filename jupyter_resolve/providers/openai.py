@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
@@ -10,15 +10,18 @@ from ..contracts.errors import ProviderError
 from ..contracts.sse import DONE, SSEEvent, parse_data
 from ._http import HTTPProvider
 from .base import Chunk
-from .chunks import ChunkBuilder, wants_usage
+from .chunks import ChunkBuilder, cache_counts, wants_usage
+from .families import Family, family_of, shape_request
 from .openai_stream import ChunkNormalizer, stream_error
 
 
 class OpenAIProvider(HTTPProvider):
     """Streams ``POST {base_url}/chat/completions``; ``base_url`` ends in ``/v1`` or the like.
 
-    ``model`` replaces the runtime's model when set; ``stream_usage=False`` drops
-    ``stream_options`` for servers that reject it.
+    ``model`` is the default when the runtime's request names none; ``stream_usage=False``
+    drops ``stream_options`` for servers that reject it. The request is shaped for the model's
+    family (:mod:`.families`: reasoning models, ``reasoning_effort``; reasoning text is never
+    sent back).
     """
 
     name = "openai"
@@ -31,6 +34,8 @@ class OpenAIProvider(HTTPProvider):
         model: str,
         *,
         stream_usage: bool = True,
+        reasoning_effort: str = "",
+        families: Mapping[str, Family] | None = None,
         timeout: float = 120,
         max_retries: int = 3,
         api_key_env: str = "",
@@ -48,19 +53,35 @@ class OpenAIProvider(HTTPProvider):
             backoff_cap=backoff_cap,
         )
         self.stream_usage = stream_usage
+        self.reasoning_effort = reasoning_effort
+        self.families = dict(families or {})
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "stream_usage": self.stream_usage}
 
     def payload(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The body sent upstream: the runtime's, with the configured model and stream on."""
-        payload = dict(body)
-        if self.model:
-            payload["model"] = self.model
+        """The body sent upstream: the runtime's (its model, else the configured one), shaped
+        for the model's family, with stream on."""
+        model = str(body.get("model") or self.model)
+        payload = shape_request(
+            {**body, "model": model},
+            family_of(model, self.families),
+            reasoning_effort=self.reasoning_effort,
+        )
         payload["stream"] = True
         if not self.stream_usage:
             payload.pop("stream_options", None)
         return payload
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        """``GET {base_url}/models`` (OpenAI, vLLM, llama.cpp, Ollama, LiteLLM all serve it)."""
+        listing = await self._get_json(f"{self.base_url}/models", self.headers())
+        rows = listing.get("data") if isinstance(listing, dict) else None
+        return [
+            {"id": row["id"]}
+            for row in rows or []
+            if isinstance(row, dict) and isinstance(row.get("id"), str)
+        ]
 
     def headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
@@ -119,9 +140,13 @@ def completion_to_chunks(completion: dict[str, Any], include_usage: bool) -> lis
     chunks.append(build.finish(finish))
     usage = completion.get("usage")
     if include_usage and isinstance(usage, dict):
+        read, write = cache_counts(usage)
         chunks.append(
             build.usage(
-                int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+                int(usage.get("prompt_tokens") or 0),
+                int(usage.get("completion_tokens") or 0),
+                cached_tokens=read,
+                cache_write_tokens=write,
             )
         )
     return chunks

@@ -18,6 +18,22 @@ def wire_name(name: str) -> str:
     return name if _SAFE.match(name) else re.sub(r"[^A-Za-z0-9_-]", "__", name)[:64]
 
 
+def stable_order(body: dict[str, Any]) -> dict[str, Any]:
+    """The request with its tools sorted by name: the same tool set is always the same
+    prefix, which is what prompt caches (OpenAI's automatic one, Anthropic's breakpoints) key
+    on."""
+    tools = body.get("tools")
+    if not isinstance(tools, list) or len(tools) < 2:
+        return body
+
+    def name(tool: Any) -> str:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        value = function.get("name") if isinstance(function, dict) else None
+        return value if isinstance(value, str) else ""
+
+    return {**body, "tools": sorted(tools, key=name)}
+
+
 def request_to_wire(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """A copy of the request with wire-safe tool names, and the map back to the real names."""
     back: dict[str, str] = {}

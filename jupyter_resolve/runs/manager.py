@@ -22,6 +22,7 @@ from ..contracts.frames import Emitted
 from ..runtime.supervisor import RuntimeSupervisor
 from .approvals import release_approvals
 from .compaction import Prepare
+from .inference_notes import InferenceNotes
 from .log import RunLog, close_live_logs, read_run_log
 from .run import Run
 
@@ -48,8 +49,10 @@ class RunManager:
         state_dir: Path,
         supervisor: RuntimeSupervisor,
         log: logging.Logger,
+        notes: InferenceNotes | None = None,
     ) -> None:
         self.runs_dir = state_dir / "runs"
+        self.notes = notes or InferenceNotes({})
         self.supervisor = supervisor
         self.log = log
         self.runs: dict[str, Run] = {}
@@ -99,7 +102,7 @@ class RunManager:
             client = await self.supervisor.ensure_running()
             frames = 0
             async for payload in client.chat(body):
-                emitted = translator.translate_payload(payload)
+                emitted = self.notes.enrich(run.run_id, translator.translate_payload(payload))
                 if translator.completed:
                     await self._end(run, emitted)
                     break
@@ -110,6 +113,8 @@ class RunManager:
                 tokens = translator.prompt_tokens + translator.completion_tokens
                 if limits.tokens and tokens > limits.tokens:
                     await self.stop_for_budget(run, "tokens")
+                if limits.cost and self.notes.cost(run.run_id) > limits.cost:
+                    await self.stop_for_budget(run, "cost")
             if not translator.completed:
                 if await self.supervisor.exited(within=1.0):
                     raise RuntimeGone("the stream ended when the process exited")
@@ -138,6 +143,7 @@ class RunManager:
         finally:
             timer.cancel()
             release_approvals(run)
+            self.notes.forget(run.run_id)
 
     async def _end(self, run: Run, emitted: list[Emitted]) -> None:
         """Emit the run's last events (they end with run.completed), its calls in flight
@@ -164,10 +170,12 @@ class RunManager:
             tool_calls=run.tool_calls,
             seconds=time.time() - run.started_at,
             tokens=tokens,
+            cost=self.notes.cost(run.run_id),
         )
 
     async def stop_for_budget(self, run: Run, which: str) -> None:
-        """End a run whose tool-call, time or token budget is used up: reason ``budget``."""
+        """End a run whose tool-call, time, token or cost budget is used up: reason
+        ``budget``."""
         if run.completed or run.translator.override_reason:
             return
         run.translator.override_reason = "budget"

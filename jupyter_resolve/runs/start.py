@@ -15,6 +15,7 @@ from ..contracts.compaction import summary_room
 from ..contracts.context import Assembly, answer_room, context_window, estimate
 from ..contracts.discipline import tool_discipline
 from ..contracts.errors import BadRequest, Unavailable
+from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
@@ -108,8 +109,9 @@ def start_chat(
         tool_calls=config.max_tool_calls,
         seconds=config.max_seconds,
         tokens=config.max_tokens,
+        cost=config.max_cost,
     )
-    model = request.model or config.resolved_model()
+    model = choose_model(request.model, config.allowed_models, config.resolved_model())
     run_id = new_id("run")
     # A chat of a known session that sends only the new message continues the session's
     # transcript (a task's steps too: they see the conversation, and are not turns of it); a

@@ -37,6 +37,8 @@ class TaskHost(Protocol):
 
     def start_chat(self, request: ChatRequest, *, task_id: str | None = None) -> Run: ...
 
+    def check_model(self, model: str | None) -> str: ...
+
     async def cancel_run(self, run_id: str) -> Run: ...
 
 
@@ -48,6 +50,7 @@ class TaskRequest(BaseModel):
     goal: str = Field(min_length=1, max_length=100_000)
     chain: list[str] | None = Field(default=None, min_length=1, max_length=8)
     session_id: Id | None = None
+    model: str | None = Field(default=None, max_length=256)
 
 
 class Task(EventStream):
@@ -64,6 +67,7 @@ class Task(EventStream):
         self.children: list[Run] = []
         self.runner: asyncio.Task[None] | None = None
         self.cancelled = False
+        self.model: str | None = None  # the steps' model (None: the default)
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
@@ -100,11 +104,14 @@ class TaskManager:
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
         if missing:
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
+        if request.model:
+            self.gateway.check_model(request.model)  # a 400 now, not in every step
         task_id = new_id("task")
         session_id = request.session_id or new_id("session")
         chain = list(request.chain or DEFAULT_CHAIN)
         log = RunLog(self.tasks_dir, task_id)
         task = Task(task_id, request.goal, chain, session_id, log)
+        task.model = request.model
         self.tasks[task_id] = task
         task.emit(
             "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
@@ -139,6 +146,7 @@ class TaskManager:
                 "messages": [{"role": "user", "content": prompt}],
                 "soul": soul,
                 "session_id": task.session_id,
+                "model": task.model,
             }
         )
         run = self.gateway.start_chat(request, task_id=task.task_id)

@@ -5,7 +5,7 @@
 // output to the model; Reject leaves the notebook as it was and the model is told why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dismissToasts, labForSuite, openPanel, shot, waitForLab } from './lab.mjs';
+import { dismissToasts, labForSuite, openPanel, shot, waitForLab, waitForSavedState } from './lab.mjs';
 import { startFakeOpenAI, textOf } from './fake-openai.mjs';
 
 const NB = 'analysis.ipynb';
@@ -23,6 +23,7 @@ const NOTEBOOK = JSON.stringify({
 
 const BMI = "df['bmi'] = (df.weight / df.height ** 2).round(1)";
 const TOTAL = 'print(int(df.weight.sum()))';
+const PAYLOAD = '<img src=x onerror="top.__resolve_pwned=1">a heading';
 
 /** The model: proposes per the person's request, then says it is done once told the result. */
 function reply(body) {
@@ -36,6 +37,10 @@ function reply(body) {
   }
   if (asked.includes('total weight')) {
     return propose({ cells: [{ cell_type: 'code', source: TOTAL }], after_cell_id: 'cell-b' });
+  }
+  if (asked.includes('heading')) {
+    // a note a prompt-injected model might write: shown as text, never run
+    return propose({ cells: [{ cell_type: 'markdown', source: '# Analysis' }], note: PAYLOAD });
   }
   if (asked.includes('second cell')) {
     return propose({ cells: [{ cell_type: 'code', source: 'print("third")' }], replace_cell_id: 'cell-b' });
@@ -71,6 +76,14 @@ async function sendText(page, text) {
   await page.keyboard.type(text);
   assert.equal(await input.inputValue(), text);
   await page.keyboard.press('Enter');
+}
+
+/** The proposal card of the turn that asked `prompt`. */
+async function proposalOf(panel, prompt) {
+  await panel.locator('.jp-resolve-user', { hasText: prompt }).waitFor();
+  const card = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-proposal');
+  await card.waitFor({ timeout: 120_000 });
+  return card;
 }
 
 /** The sources of the notebook's cells as the page shows them. */
@@ -135,6 +148,19 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     assert.equal(await mentions.evaluate(d => d.open), false);
     await mentions.locator('summary').click();
     assert.match(await mentions.locator('pre.jp-resolve-mention').innerText(), /height/);
+
+    // the mouse picks too; Escape closes the list and leaves the text as typed
+    await input.click();
+    await page.keyboard.type('and @');
+    await panel.locator('.jp-resolve-mention-option', { hasText: '@df' }).click();
+    assert.equal(await input.inputValue(), 'and @df ');
+    await page.keyboard.type('@w');
+    await panel.locator('.jp-resolve-mention-popup').waitFor();
+    await page.keyboard.press('Escape');
+    await panel.locator('.jp-resolve-mention-popup').waitFor({ state: 'detached' });
+    assert.equal(await input.inputValue(), 'and @df @w');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.press('Backspace');
   });
 
   test('a proposal shows a diff; Accept puts it below its target, unsaved edits kept', async () => {
@@ -146,8 +172,7 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     await page.keyboard.press('Escape');
     const panel = await openPanel(page);
     await sendText(page, 'Add a BMI column');
-    const card = panel.locator('.jp-resolve-proposal').last();
-    await card.waitFor({ timeout: 120_000 });
+    const card = await proposalOf(panel, 'Add a BMI column');
     assert.equal(await card.locator('.jp-resolve-proposal-cell').getAttribute('data-kind'), 'new');
     assert.equal(await card.locator('.jp-resolve-diff-add').innerText(), `+${BMI}`);
     assert.match(await card.locator('.jp-resolve-proposal-note').innerText(), /adds a BMI column/);
@@ -164,12 +189,14 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     await page.locator('.jp-NotebookPanel .jp-Cell').nth(1).click();
     await page.keyboard.press('Escape');
     await page.keyboard.press('Control+s');
-    const saved = async () => (await (await suite.lab.api(`api/contents/${NB}`)).json()).content;
-    let nb = await saved();
-    for (let i = 0; i < 50 && nb.cells.length < 4; i++) {
-      await new Promise(r => setTimeout(r, 200));
-      nb = await saved();
+    await page.waitForFunction(() => !document.querySelector('.jp-mod-current.jp-mod-dirty'));
+    let nb = null;
+    for (let i = 0; i < 50 && !(nb?.cells?.length >= 4); i++) {
+      if (i) await new Promise(r => setTimeout(r, 200));
+      const answer = await suite.lab.api(`api/contents/${NB}?content=1`);
+      nb = answer.ok ? (await answer.json()).content : null;
     }
+    assert.ok(nb, 'the saved notebook');
     assert.deepEqual(nb.cells.map(c => c.id).filter(id => id.startsWith('cell-')), ['cell-df', 'cell-b', 'cell-c']);
     assert.equal(nb.cells[0].id, 'cell-df');
     assert.equal(nb.cells[1].source, BMI);
@@ -194,8 +221,7 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     const { page } = suite.session;
     const panel = await openPanel(page);
     await sendText(page, 'What is the total weight?');
-    const card = panel.locator('.jp-resolve-proposal').last();
-    await card.waitFor({ timeout: 120_000 });
+    const card = await proposalOf(panel, 'What is the total weight?');
     await card.locator('button.jp-resolve-accept-run').click();
     await card.locator('.jp-resolve-proposal-status', { hasText: /accepted \(ran\)/ }).waitFor({ timeout: 120_000 });
     await answered(panel);
@@ -212,8 +238,7 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     const before = await cellSources(page);
     const panel = await openPanel(page);
     await sendText(page, 'Change the second cell');
-    const card = panel.locator('.jp-resolve-proposal').last();
-    await card.waitFor({ timeout: 120_000 });
+    const card = await proposalOf(panel, 'Change the second cell');
     // a diff against the cell it replaces, as the open notebook has it
     assert.equal(await card.locator('.jp-resolve-proposal-cell').getAttribute('data-kind'), 'diff');
     assert.equal(await card.locator('.jp-resolve-diff-del').innerText(), '-print("second")');
@@ -228,6 +253,45 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     assert.match(told, /reject/i);
     assert.match(told, /keep it as it is/);
     assert.deepEqual(await cellSources(page), before);
+  });
+
+  test('Edit before accepting; a notebook that is not open is opened first', async () => {
+    const { page } = suite.session;
+    // saved and closed: the proposal must open it
+    await page.locator('.jp-NotebookPanel .jp-Cell').nth(0).locator('.jp-InputPrompt').click();
+    await page.keyboard.press('Control+s');
+    await page.waitForFunction(() => !document.querySelector('.jp-mod-current.jp-mod-dirty'));
+    await page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab', { hasText: NB }).locator('.lm-TabBar-tabCloseIcon').click();
+    await page.locator('.jp-NotebookPanel').waitFor({ state: 'detached' });
+    const panel = await openPanel(page);
+    await sendText(page, 'Add a heading');
+    const card = await proposalOf(panel, 'Add a heading');
+    assert.equal(await card.locator('.jp-resolve-proposal-note').innerText(), PAYLOAD);
+    assert.equal(await card.locator('img').count(), 0);
+    await card.locator('button.jp-resolve-edit').click();
+    await card.locator('textarea.jp-resolve-proposal-edit').fill('# Analysis of heights');
+    await card.locator('button.jp-resolve-accept').click();
+    await card.locator('.jp-resolve-proposal-status', { hasText: /^accepted \(edited\)$/ }).waitFor();
+    await answered(panel);
+    assert.match(toolResultAfter('Add a heading'), /edit/i);
+    // opened, the edited cell last, as markdown, with its metadata
+    const last = page.locator('.jp-NotebookPanel .jp-Cell').last();
+    await last.waitFor();
+    assert.match(await last.getAttribute('class'), /jp-MarkdownCell/);
+    assert.match(await last.innerText(), /Analysis of heights/);
+    assert.equal(await page.evaluate(() => window.__resolve_pwned), undefined);
     assert.deepEqual(suite.session.errors, []);
+  });
+
+  test('the chat stays bound to the notebook across a reload (the state database)', async () => {
+    const { page } = suite.session;
+    await waitForSavedState(suite.lab, 'jupyter-resolve:notebook', value => value === NB);
+    await page.reload();
+    await waitForLab(page);
+    const panel = await openPanel(page);
+    await panel.locator('.jp-resolve-bound', { hasText: NB }).waitFor();
+    // unbinding is one click
+    await panel.locator('.jp-resolve-bound button[aria-label="Stop chatting about this notebook"]').click();
+    await panel.locator('.jp-resolve-bound').waitFor({ state: 'detached' });
   });
 });

@@ -151,11 +151,11 @@ class FakeServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        respond: Callable[[Request], Reply] | None = None,
+        reply_to: Callable[[Request], Reply] | None = None,
         **params: Any,
     ) -> None:
-        # ``respond``, when given, answers each request from what it holds (else the scenario)
-        self.respond = respond
+        # ``reply_to``, when given, answers each request from what it holds (not the scenario)
+        self.reply_to = reply_to
         if isinstance(scenario, str):
             if scenario not in self.registry:
                 raise ValueError(f"unknown scenario {scenario!r}: {', '.join(self.registry)}")
@@ -167,8 +167,18 @@ class FakeServer:
         self.host = host
         self.port = port
         self.requests: list[Request] = []
+        self.accepted = 0  # requests answered from the scenario
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def answer_directly(self, request: Request) -> Reply | None:
+        """A reply that does not take the scenario's next one: a refusal the real API would
+        give, or another endpoint (a model list). None: the scenario answers."""
+        return None
+
+    def respond(self, request: Request, reply: Reply) -> Reply:
+        """The scenario's reply, adjusted to the request (e.g. usage counts)."""
+        return reply
 
     @property
     def base_url(self) -> str:
@@ -210,12 +220,16 @@ class FakeServer:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                reply = (
-                    self.respond(request)
-                    if self.respond is not None
-                    else self.scenario[min(len(self.requests), len(self.scenario) - 1)]
-                )
+                direct = self.answer_directly(request)
                 self.requests.append(request)
+                if direct is not None:
+                    reply = direct
+                elif self.reply_to is not None:
+                    reply = self.reply_to(request)
+                else:
+                    reply = self.scenario[min(self.accepted, len(self.scenario) - 1)]
+                    self.accepted += 1
+                    reply = self.respond(request, reply)
                 if reply.hang:
                     await asyncio.Event().wait()
                 if not await self._write(reply, writer):

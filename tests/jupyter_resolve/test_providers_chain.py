@@ -60,7 +60,9 @@ async def test_openai_text(server: Server, fakes: Fakes) -> None:
         "run_id": stream.events[0].data["run_id"],
         "prompt_tokens": 12,
         "completion_tokens": 8,
-    }
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+    }  # no cost: fake-model has no price
     assert stream.of("run.completed")[0]["reason"] == "stop"
     sent = fake.requests[0]
     assert sent.headers["authorization"] == "Bearer sk-canary-0123456789"
@@ -148,7 +150,7 @@ async def test_anthropic_text_and_thinking(server: Server, fakes: Fakes) -> None
     assert stream.text()
     assert stream.of("run.completed")[0]["reason"] == "stop"
     assert fake.requests[0].headers["x-api-key"] == "sk-ant-canary"
-    assert "Tool discipline" in fake.requests[0].body["system"]
+    assert "Tool discipline" in fake.requests[0].body["system"][0]["text"]  # a cached block
 
 
 async def test_anthropic_tool_use(server: Server, fakes: Fakes) -> None:

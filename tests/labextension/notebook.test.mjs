@@ -115,12 +115,19 @@ describe('proposals folded from notebook.proposal and notebook.decision', () => 
     assert.equal(p.note, 'summarize the frame');
     assert.deepEqual(R.waitingProposals(view).map(w => w.proposalId), ['prop-1']);
     assert.equal(R.decisionLabel(p), 'waiting for your review');
+    // the call waits for a person, as an approval does
+    assert.equal(view.tools.call_1.status, 'waiting');
     R.applyEvent(view, V.validateEvent('9', 'notebook.decision', JSON.stringify({
       run_id: 'run-1', proposal_id: 'prop-1', decision: 'accepted', edited: true, ran: true, by: 'person'
     })));
     assert.equal(p.status, 'accepted');
     assert.equal(R.decisionLabel(p), 'accepted (edited, ran)');
     assert.deepEqual(R.waitingProposals(view), []);
+    assert.equal(view.tools.call_1.status, 'approved');
+    R.applyEvent(view, V.validateEvent('10', 'tool.completed', JSON.stringify({
+      run_id: 'run-1', call_id: 'call_1', name: 'notebook_propose', ok: true, output: 'accepted'
+    })));
+    assert.equal(view.tools.call_1.status, 'done');
   });
 
   test('a rejection keeps its reason; a timeout says so', () => {
@@ -132,6 +139,12 @@ describe('proposals folded from notebook.proposal and notebook.decision', () => 
       ['notebook.decision', { proposal_id: 'prop-2', decision: 'rejected', edited: false, ran: false, by: 'timeout' }]
     ]);
     assert.equal(R.decisionLabel(view.proposals['prop-1']), 'rejected: use seaborn');
+    // a rejected call is denied, and its (failed) result keeps it so
+    assert.equal(view.tools.call_1.status, 'denied');
+    R.applyEvent(view, V.validateEvent('10', 'tool.completed', JSON.stringify({
+      run_id: 'run-1', call_id: 'call_1', name: 'notebook_propose', ok: false, output: 'rejected'
+    })));
+    assert.equal(view.tools.call_1.status, 'denied');
     assert.equal(R.decisionLabel(view.proposals['prop-2']), 'rejected (timed out)');
     // a proposal arriving without its tool.requested still gets its call card
     assert.equal(view.tools.call_2.name, 'notebook_propose');

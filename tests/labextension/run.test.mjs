@@ -23,7 +23,7 @@ describe('applyEvent', () => {
     const view = fold([frame]);
     assert.equal(view.compaction.note, 'dropped 1 turn');
     assert.equal(R.compactionLine(view.compaction), 'context compacted: dropped 1 turn');
-    assert.deepEqual(view.parts, []);
+    assert.deepEqual(view.parts, [{ kind: 'compaction', compaction: view.compaction }]);
   });
 
   test('a chat run: prompt, text, a tool card, usage and the end', () => {

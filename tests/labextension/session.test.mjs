@@ -52,7 +52,25 @@ describe('context.compacted', () => {
       turns: 2
     });
     assert.equal(R.compactionLine(view.compaction), `context compacted: 131,072 → 60,210 tokens · ${note}`);
-    assert.deepEqual(view.parts, [], 'not a part of the answer');
+    assert.deepEqual(view.parts, [{ kind: 'compaction', compaction: view.compaction }]);
+    assert.equal(R.answerText(view), '', 'not part of the answer');
+  });
+
+  test('each compaction is shown where it happened: before the first round, between rounds', () => {
+    const view = fold([
+      ['run.started', { session_id: 's' }],
+      ['context.compacted', { before_tokens: 9000, after_tokens: 6000, note: 'elided 2 old tool outputs to fit 7000 tokens' }],
+      ['text.delta', { text: 'Looking.' }],
+      ['tool.requested', { call_id: 'c1', name: 'python' }],
+      ['tool.completed', { call_id: 'c1', name: 'python', ok: true, output: 'x'.repeat(50) }],
+      ['context.compacted', { before_tokens: 7400, after_tokens: 6100, note: 'elided 1 tool output in this round to fit 7000 tokens' }],
+      ['text.delta', { text: 'Done.' }],
+      ['run.completed', { reason: 'stop', rounds: 2 }]
+    ]);
+    assert.deepEqual(view.parts.map(p => p.kind), ['compaction', 'text', 'tool', 'compaction', 'text']);
+    assert.match(R.compactionLine(view.parts[3].compaction), /7,400 → 6,100 tokens · elided 1 tool output in this round/);
+    assert.equal(view.compaction, view.parts[3].compaction, 'the latest');
+    assert.equal(R.emptySummary(view), null);
   });
 
   test('no model summary: the note alone, not repeated', () => {

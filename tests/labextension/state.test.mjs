@@ -65,6 +65,21 @@ describe('PanelState', () => {
     assert.deepEqual(after.sessions.s1.prompts, { 'run-1': 'wait' });
   });
 
+  test('the notebook the chat is bound to survives a reload; unbinding forgets it', async () => {
+    const store = new MemoryStore({ [St.StateKeys.notebook]: 42 }); // an older shape: ignored
+    const first = new St.PanelState(store);
+    await first.restore();
+    assert.equal(first.notebook, null);
+    first.setNotebook('work/analysis.ipynb');
+    await settle();
+    const reloaded = new St.PanelState(store);
+    await reloaded.restore();
+    assert.equal(reloaded.notebook, 'work/analysis.ipynb');
+    reloaded.setNotebook(null);
+    await settle();
+    assert.equal(store.data.has(St.StateKeys.notebook), false);
+  });
+
   test('an ended run, a new session and a finished cache are forgotten', async () => {
     const store = new MemoryStore();
     const state = new St.PanelState(store);

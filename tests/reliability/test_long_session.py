@@ -117,7 +117,7 @@ class CheckingModel:
 @pytest.fixture
 def model(gateway: Any, jp_asyncio_loop: Any) -> Iterator[CheckingModel]:
     checking = CheckingModel()
-    fake = FakeOpenAI(respond=checking)
+    fake = FakeOpenAI(reply_to=checking)
     jp_asyncio_loop.run_until_complete(fake.start())
     gateway.provider = OpenAIProvider(
         fake.base_url, "sk-test", "fake-model", max_retries=0, timeout=30

@@ -13,14 +13,8 @@ from jupyter_resolve.contracts.errors import ConnectionMissing
 from jupyter_resolve.magics.client import Connection, parse_sse_lines
 from jupyter_resolve.magics.line import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
-from jupyter_resolve.magics.view_model import (
-    STATUS_LABELS,
-    ResolveResult,
-    RunView,
-    card_markdown,
-    fold,
-    to_markdown,
-)
+from jupyter_resolve.magics.run_markdown import card_markdown, to_markdown
+from jupyter_resolve.magics.view_model import STATUS_LABELS, ResolveResult, RunView, fold
 
 RUN = "run-1"
 # Golden runs recorded from real runs, read by the panel's tests too (tests/labextension).
@@ -368,3 +362,21 @@ def test_golden_proposals_fold_into_their_decisions(name: str) -> None:
     [proposal] = view.proposals.values()
     assert proposal.cells[0]["source"].startswith("y = x * 14")
     assert "+y = x * 14" in proposal.diff() and proposal.code() == proposal.cells[0]["source"]
+
+
+def test_the_footer_shows_cached_tokens_and_cost() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10, "cache_write_tokens": 0}
+    view = fold(
+        [
+            ev(1, "run.started", session_id="s", model="m", budget={"rounds": 8}),
+            ev(2, "usage", **usage, cached_tokens=900, cost=0.0012),
+            ev(3, "usage", **{**usage, "cache_write_tokens": 50}, cached_tokens=0, cost=0.003),
+            ev(4, "text.delta", text="hi"),
+            ev(5, "run.completed", reason="stop", rounds=2),
+        ]
+    )
+    footer = view.footer_text()
+    assert "2,020 tokens (900 cached, 50 written to cache) · $0.0042" in footer
+    # a model without prices: no cost shown
+    plain = fold([ev(1, "usage", prompt_tokens=5, completion_tokens=1)])
+    assert "$" not in plain.footer_text() and "cached" not in plain.footer_text()

@@ -3,6 +3,7 @@ server started for a notebook (DESIGN 9.2): silent, bounded, timed out cleanly."
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import stat
@@ -44,6 +45,26 @@ async def test_variables_endpoint_lists_the_users_variables(
     assert "height, species" in found["df"]["summary"]
     assert found["arr"]["shape"] == [3, 4] and found["x"]["summary"] == "3"
     assert found["slow"]["summary"].endswith("Slow")  # listed without calling its __repr__
+
+
+async def test_a_kernel_busy_with_the_users_cell_is_left_alone(
+    server: Server, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    path, kernel_id = await user_notebook(server, jp_serverapp, jp_root_dir)
+    cell = asyncio.ensure_future(
+        run_in_kernel(jp_serverapp, kernel_id, "import time; time.sleep(6)")
+    )
+    kernel = jp_serverapp.kernel_manager.get_kernel(kernel_id)
+    for _ in range(200):  # until the server has seen the kernel go busy
+        if kernel.execution_state == "busy":
+            break
+        await asyncio.sleep(0.02)
+    busy = await server.get("/resolve/api/notebook/variables", params={"path": path})
+    assert busy.status_code == 409 and "busy running a cell" in busy.json()["error"]["message"]
+    assert not cell.done()  # the user's cell was not interrupted
+    await cell
+    idle = await server.get("/resolve/api/notebook/variables", params={"path": path})
+    assert idle.status_code == 200
 
 
 async def test_variables_endpoint_without_kernel_bad_and_missing_paths(

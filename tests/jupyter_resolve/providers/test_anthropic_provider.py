@@ -45,8 +45,11 @@ async def test_text_and_request_shape() -> None:
     assert request.path == "/v1/messages"
     assert request.headers["x-api-key"] == KEY
     assert request.headers["anthropic-version"] == "2023-06-01"
-    assert request.body["model"] == "claude-test" and request.body["stream"] is True
-    assert request.body["system"] == "Be brief."
+    # the runtime's model wins: it is the one the run chose (the request's, or the default)
+    assert request.body["model"] == "runtime-model" and request.body["stream"] is True
+    assert request.body["system"] == [
+        {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert request.body["tools"][0]["name"] == "python"
 
 

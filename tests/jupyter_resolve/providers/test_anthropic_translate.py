@@ -53,7 +53,8 @@ BODY: dict[str, Any] = {
 
 def test_request_translation() -> None:
     request = to_messages_request(BODY, model="claude-x", max_tokens=1000)
-    assert request["model"] == "claude-x" and request["max_tokens"] == 1000
+    # the body's model (the run's choice) wins over the configured default
+    assert request["model"] == "runtime-model" and request["max_tokens"] == 1000
     assert request["stream"] is True
     assert request["system"] == "You are careful.\n\nsoul: planner"
     assert request["messages"] == [
@@ -95,9 +96,11 @@ def test_request_translation() -> None:
     assert request["tool_choice"] == {"type": "auto"}
 
 
-def test_request_model_falls_back_to_body_and_max_tokens_from_body() -> None:
+def test_request_model_falls_back_to_configured_and_max_tokens_from_body() -> None:
     request = to_messages_request({**BODY, "max_tokens": 77}, model="", max_tokens=1000)
     assert request["model"] == "runtime-model" and request["max_tokens"] == 77
+    request = to_messages_request({**BODY, "model": ""}, model="claude-x", max_tokens=1000)
+    assert request["model"] == "claude-x"
 
 
 def test_assistant_without_text_has_only_tool_use() -> None:

@@ -60,7 +60,7 @@ async def test_text_stream_and_request() -> None:
     (request,) = fake.requests
     assert request.method == "POST" and request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert request.body["model"] == "fake-model"
+    assert request.body["model"] == "runtime-model"  # the run's model; "fake-model" if none
     assert request.body["stream"] is True
     assert request.body["stream_options"] == {"include_usage": True}
     assert request.body["messages"] == BODY["messages"]

@@ -1,0 +1,83 @@
+"""The model settings of ``Resolve`` (thinking, reasoning, caching, model lists, prices, cost).
+
+A base class of :class:`~jupyter_resolve.config.Resolve`, so each is ``c.Resolve.NAME`` like
+every other setting; kept apart so the provider work does not crowd config.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, validate
+from traitlets.config import Configurable
+
+from .contracts.prices import parse_prices
+from .providers.families import parse_families
+
+
+class ModelSettings(Configurable):
+    """Settings of how the gateway talks to models (part of ``c.Resolve``)."""
+
+    thinking = Int(
+        0,
+        config=True,
+        help="Anthropic extended thinking: 0 (off) or a budget in tokens (at least 1024). "
+        "Thinking blocks are kept in the session and sent back where the API requires them.",
+    )
+    reasoning_effort = Enum(
+        ["", "minimal", "low", "medium", "high"],
+        default_value="",
+        config=True,
+        help="reasoning_effort sent to reasoning models on the OpenAI wire (empty: the "
+        "server's default).",
+    )
+    model_families = Dict(
+        config=True,
+        help="More model families for the OpenAI wire, {name: {prefixes: [...], "
+        "max_tokens_param, system_role, reasoning_effort, drop: [...], thinking_blocks}}; "
+        "a name of the built-in table ('openai-reasoning', 'claude') replaces that entry.",
+    )
+    prompt_caching = Bool(
+        True,
+        config=True,
+        help="Mark Anthropic prompt-caching breakpoints (tools, system, the newest message).",
+    )
+    allowed_models = List(
+        Unicode(),
+        config=True,
+        help="The models a request may name (empty: any). Enforced on the server for every "
+        "entry point; GET /resolve/api/models lists only these.",
+    )
+    models_ttl = Float(300.0, config=True, help="Seconds the provider's model list is cached.")
+    prices = Dict(
+        config=True,
+        help="Prices in USD per million tokens, {model: {input, output, cache_read, "
+        "cache_write}}, over the shipped table (jupyter_resolve/providers/prices.json).",
+    )
+    max_cost = Float(0.0, config=True, help="USD a run may spend (from known prices); 0: no limit.")
+
+    @validate("thinking")
+    def _check_thinking(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value != 0 and value < 1024:
+            raise ValueError(f"Resolve.thinking must be 0 (off) or at least 1024, not {value}")
+        return value
+
+    @validate("model_families")
+    def _check_families(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        value = dict(proposal["value"])
+        parse_families(value)
+        return value
+
+    @validate("prices")
+    def _check_prices(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        value = dict(proposal["value"])
+        parse_prices(value, where="Resolve.prices")
+        return value
+
+    @validate("max_cost")
+    def _check_max_cost(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if value < 0:
+            raise ValueError(f"Resolve.max_cost must be 0 (no limit) or positive, not {value}")
+        return value

@@ -1,0 +1,149 @@
+"""What the gateway learns from a run's inference streams that the runtime does not carry.
+
+agent-httpd forwards text, reasoning, tool calls and two token counts; a provider says more.
+The inference endpoint watches each completion (:class:`CompletionWatch`) and keeps, per run:
+
+- the thinking blocks (with their signatures) of a turn that called tools, by the turn's first
+  call id. The next round's request gets them back on that assistant message (the runtime
+  rebuilds it without them), and the turn's first ``tool.requested`` carries them, so the run
+  log holds them and a later run's transcript sends them back too (contracts/transcript.py);
+- each completion's cache reads and writes and its cost (from the price table), merged into
+  the run's next ``usage`` event (the runtime emits one per completion, after its stream).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contracts.frames import Emitted
+from ..contracts.prices import Price, price_for, round_cost
+from ..providers.chunks import cache_counts
+
+MAX_RUNS = 4096
+
+
+@dataclass
+class RunNotes:
+    blocks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # first call id ->
+    usage: deque[dict[str, Any]] = field(default_factory=deque)
+    cost: float = 0.0
+    priced: bool = False
+
+
+class InferenceNotes:
+    """The notes of the live runs (bounded: the oldest runs' notes go first)."""
+
+    def __init__(self, prices: Mapping[str, Price]) -> None:
+        self.prices = dict(prices)
+        self._runs: OrderedDict[str, RunNotes] = OrderedDict()
+
+    def of(self, run_id: str) -> RunNotes:
+        notes = self._runs.get(run_id)
+        if notes is None:
+            notes = self._runs[run_id] = RunNotes()
+            while len(self._runs) > MAX_RUNS:
+                self._runs.popitem(last=False)
+        return notes
+
+    def forget(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+
+    def cost(self, run_id: str) -> float:
+        notes = self._runs.get(run_id)
+        return notes.cost if notes is not None else 0.0
+
+    def watch(self, run_id: str | None, model: str) -> CompletionWatch:
+        return CompletionWatch(self, run_id, model)
+
+    def restore(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with the thinking blocks put back on the assistant turns of this run that
+        called tools (a copy when one changed)."""
+        notes = self._runs.get(run_id) if run_id else None
+        if notes is None or not notes.blocks:
+            return body
+        messages = list(body.get("messages") or [])
+        changed = False
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            if message.get("thinking_blocks"):
+                continue
+            for call in message.get("tool_calls") or []:
+                blocks = notes.blocks.get(str(call.get("id"))) if isinstance(call, dict) else None
+                if blocks:
+                    messages[i] = {**message, "thinking_blocks": blocks}
+                    changed = True
+                    break
+        return {**body, "messages": messages} if changed else body
+
+    def enrich(self, run_id: str, emitted: list[Emitted]) -> list[Emitted]:
+        """The run's events with what the streams said: thinking blocks on the first
+        ``tool.requested`` of their turn; cache counts and cost on ``usage``."""
+        notes = self._runs.get(run_id)
+        out: list[Emitted] = []
+        for kind, data in emitted:
+            if kind == "tool.requested" and notes is not None:
+                blocks = notes.blocks.get(str(data.get("call_id", "")))
+                if blocks:
+                    data = {**data, "thinking_blocks": blocks}
+            elif kind == "usage":
+                extra = notes.usage.popleft() if notes is not None and notes.usage else {}
+                data = {"cached_tokens": 0, "cache_write_tokens": 0, **data, **extra}
+            out.append((kind, data))
+        return out
+
+
+class CompletionWatch:
+    """Watches one completion's chunks on their way to the runtime."""
+
+    def __init__(self, notes: InferenceNotes, run_id: str | None, model: str) -> None:
+        self.notes = notes
+        self.run_id = run_id
+        self.model = model
+        self.thinking: list[dict[str, Any]] = []
+        self.first_call: str | None = None
+
+    def __call__(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        """The chunk as the runtime gets it (without ``thinking_blocks``), noting what it
+        says."""
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            blocks = delta.pop("thinking_blocks", None)
+            if isinstance(blocks, list):
+                self.thinking.extend(b for b in blocks if isinstance(b, dict))
+            for call in delta.get("tool_calls") or []:
+                call_id = call.get("id") if isinstance(call, dict) else None
+                if self.first_call is None and isinstance(call_id, str) and call_id:
+                    self.first_call = call_id
+        if self.first_call is not None and self.thinking and self.run_id:
+            # the turn's blocks so far; later pieces (none, in practice) join the same list
+            self.notes.of(self.run_id).blocks[self.first_call] = self.thinking
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and self.run_id:
+            self._usage(usage, str(chunk.get("model") or self.model))
+        return chunk
+
+    def _usage(self, usage: dict[str, Any], model: str) -> None:
+        read, write = cache_counts(usage)
+        note: dict[str, Any] = {"cached_tokens": read, "cache_write_tokens": write}
+        price = price_for(model, self.notes.prices) or price_for(self.model, self.notes.prices)
+        notes = self.notes.of(str(self.run_id))
+        if price is not None:
+            cost = round_cost(
+                price,
+                prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                completion_tokens=int(usage.get("completion_tokens") or 0),
+                cached_tokens=read,
+                cache_write_tokens=write,
+            )
+            notes.cost += cost
+            notes.priced = True
+            note["cost"] = round(cost, 6)
+            note["run_cost"] = round(notes.cost, 6)
+        notes.usage.append(note)
