@@ -4,13 +4,20 @@ import { IStreamOptions, streamRun } from './sse';
 import {
   IArtifact,
   IHealth,
+  IProposalAnswer,
+  IProposedCell,
   IRunInfo,
   ISoul,
+  ITranscript,
+  IVariables,
   validateArtifact,
   validateArtifacts,
   validateHealth,
+  validateProposalAnswer,
   validateRuns,
-  validateSouls
+  validateSouls,
+  validateTranscript,
+  validateVariables
 } from './validate';
 
 /** An OpenAI-style chat message. */
@@ -24,7 +31,10 @@ export interface IChatRequest {
   readonly messages: IChatMessage[];
   readonly session_id?: string;
   readonly soul?: string;
+  /** The notebook the chat is bound to (its kernel answers for the notebook tools). */
   readonly notebook?: string;
+  /** Variables mentioned as `@name`: the server describes each in the notebook's kernel. */
+  readonly mentions?: { readonly name: string }[];
 }
 
 type StreamCallbacks = Omit<IStreamOptions, 'path' | 'init' | 'lastEventId'>;
@@ -148,4 +158,42 @@ export async function promote(body: {
   readonly title?: string;
 }): Promise<IArtifact> {
   return validateArtifact(await postJSON('artifacts', body));
+}
+
+/** `GET resolve/api/notebook/variables?path=NB`: the variables of the notebook's kernel. */
+export async function variables(notebook: string): Promise<IVariables> {
+  return validateVariables(
+    await requestJSON(`notebook/variables?path=${encodeURIComponent(notebook)}`)
+  );
+}
+
+/** The body of `POST resolve/api/runs/{id}/proposals/{proposal_id}`. */
+export interface IProposalDecision {
+  readonly decision: 'accept' | 'reject';
+  /** Run the accepted cells in the notebook's kernel (the server does, and returns outputs). */
+  readonly run?: boolean;
+  /** The cells as the person edited them before accepting. */
+  readonly cells?: IProposedCell[];
+  readonly reason?: string;
+}
+
+/** `POST resolve/api/runs/{id}/proposals/{proposal_id}`. */
+export async function decideProposal(
+  runId: string,
+  proposalId: string,
+  body: IProposalDecision
+): Promise<IProposalAnswer> {
+  return validateProposalAnswer(
+    await postJSON(
+      `runs/${encodeURIComponent(runId)}/proposals/${encodeURIComponent(proposalId)}`,
+      body
+    )
+  );
+}
+
+/** `GET resolve/api/sessions/{id}/transcript`. */
+export async function transcript(sessionId: string): Promise<ITranscript> {
+  return validateTranscript(
+    await requestJSON(`sessions/${encodeURIComponent(sessionId)}/transcript`)
+  );
 }

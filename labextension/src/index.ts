@@ -12,7 +12,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { Signal } from '@lumino/signaling';
 import { ChatModel } from './model';
-import { askAboutCell, promoteOutput } from './notebook';
+import { askAboutCell, notebookActions, promoteOutput } from './notebook';
 import { ResolvePanel } from './panel/Panel';
 import { parseSettings } from './settings';
 import { CommandIDs, IResolveChat } from './tokens';
@@ -104,6 +104,17 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
       notifyArtifactsChanged: () => {
         panel.refreshArtifacts();
         artifactsChanged.emit();
+      },
+      askAboutNotebook: notebook => {
+        shell.activateById(panel.id);
+        if (model.bindNotebook(notebook)) {
+          panel.focusInput();
+        } else {
+          panel.setTab('chat');
+        }
+      },
+      setNotebookActions: actions => {
+        model.notebookActions = actions;
       }
     };
     return chat;
@@ -112,10 +123,32 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
 
 const notebookPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-resolve:notebook',
-  description: 'Ask Resolve about a cell; promote a cell output to an artifact.',
+  description:
+    'Ask Resolve about a notebook or a cell; promote a cell output to an artifact; ' +
+    'accept proposed cells.',
   autoStart: true,
   requires: [IResolveChat, INotebookTracker],
-  activate: (app: JupyterFrontEnd, chat: IResolveChat, tracker: INotebookTracker): void => {
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    chat: IResolveChat,
+    tracker: INotebookTracker,
+    palette: ICommandPalette | null
+  ): void => {
+    chat.setNotebookActions(notebookActions(app, tracker));
+    app.commands.addCommand(CommandIDs.askAboutNotebook, {
+      label: 'Ask Resolve about this notebook',
+      caption: 'Chat about this notebook: its tools act on it, and @name mentions its variables',
+      icon: resolveIcon,
+      isEnabled: () => tracker.currentWidget !== null,
+      execute: () => {
+        const panel = tracker.currentWidget;
+        if (panel) {
+          chat.askAboutNotebook(panel.context.path);
+        }
+      }
+    });
+    palette?.addItem({ command: CommandIDs.askAboutNotebook, category: 'Resolve' });
     app.commands.addCommand(CommandIDs.askAboutCell, {
       label: 'Ask Resolve about this cell',
       isEnabled: () => tracker.activeCell !== null,
@@ -136,6 +169,11 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
       command: CommandIDs.askAboutCell,
       selector: '.jp-Notebook .jp-Cell',
       rank: 20
+    });
+    app.contextMenu.addItem({
+      command: CommandIDs.askAboutNotebook,
+      selector: '.jp-Notebook',
+      rank: 21
     });
     app.contextMenu.addItem({
       command: CommandIDs.promoteOutput,

@@ -4,10 +4,13 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 import * as api from './api';
+import { mentionedNames } from './mentions';
+import { acceptedCells, IPlacement } from './proposal';
 import { ResolveRequestError } from './request';
 import {
   applyEvent,
   emptyRun,
+  IProposal,
   IRunView,
   isFinished,
   ISessionItem,
@@ -22,7 +25,27 @@ import {
   liveSnapshot,
   PanelState
 } from './state';
-import { IHealth, IRunEvent, IRunInfo, ISoul } from './validate';
+import { INotebookActions } from './tokens';
+import {
+  IHealth,
+  IInstructionFile,
+  IProposedCell,
+  IRunEvent,
+  IRunInfo,
+  ISoul,
+  ITranscript,
+  IVariable
+} from './validate';
+
+/** What a person decided on a proposal, as the card sends it. */
+export interface IProposalChoice {
+  readonly decision: 'accept' | 'reject';
+  /** Accept and run: the server runs the accepted cells in the notebook's kernel. */
+  readonly run?: boolean;
+  /** The cells as edited before accepting (only when edited). */
+  readonly cells?: IProposedCell[];
+  readonly reason?: string;
+}
 
 /** One exchange: what the person asked and the run that answered. */
 export interface ITurn {
@@ -74,6 +97,16 @@ export class ChatModel {
   mode: 'chat' | 'task' = 'chat';
   error: string | null = null;
   notice: string | null = null;
+  /** The notebook this chat is bound to ("Ask Resolve about this notebook"), by path. */
+  notebook: string | null = null;
+  /** The bound notebook's kernel variables, for `@name` (null: not loaded). */
+  variables: IVariable[] | null = null;
+  /** Why there are no variables to mention (no notebook, no kernel, an error). */
+  variablesNote: string | null = null;
+  /** Proposals being decided from here: proposal id → what is happening. */
+  deciding: { [proposalId: string]: string } = {};
+  /** How proposals reach notebooks (set by the notebook plugin). */
+  notebookActions: INotebookActions | null = null;
 
   /** The run being streamed, if any. */
   get live(): ITurn | null {
@@ -98,11 +131,23 @@ export class ChatModel {
     return live || 'model unknown';
   }
 
+  /** The project instructions the session's latest run read, and that run's id. */
+  get instructions(): { runId: string; files: IInstructionFile[] } | null {
+    for (let i = this.turns.length - 1; i >= 0; i--) {
+      const run = this.turns[i].run;
+      if (run.runId && !run.task) {
+        return { runId: run.runId, files: run.instructions ?? [] };
+      }
+    }
+    return null;
+  }
+
   /** Load health, souls and the session of the last visit; reattach to a live run. */
   async start(): Promise<void> {
     void this.refreshHealth();
     void this.refreshSouls();
     await this._state.restore();
+    this.notebook = this.notebook ?? this._state.notebook;
     const live = this._state.live;
     const current = live?.sessionId ?? this._state.current;
     if (current) {
@@ -139,8 +184,136 @@ export class ChatModel {
     this.sessionId = null;
     this.turns = [];
     this.error = null;
+    this.notebook = null;
+    this.variables = null;
     this._state.setCurrent(null);
+    this._state.setNotebook(null);
     this._emit();
+  }
+
+  /**
+   * Bind the chat to a notebook (null: unbind). A new session starts unless this one is
+   * empty, so the conversation is about that notebook; false while an answer streams.
+   */
+  bindNotebook(path: string | null): boolean {
+    if (this._streaming) {
+      this.notice = 'Stop the running answer before starting a notebook chat.';
+      this._emit();
+      return false;
+    }
+    if (path !== null && this.turns.length) {
+      this.newSession();
+    }
+    this.notebook = path;
+    this.variables = null;
+    this.variablesNote = null;
+    this._state.setNotebook(path);
+    this._emit();
+    return true;
+  }
+
+  /** Fetch the bound notebook's variables (for `@name`); a note says why there are none. */
+  loadVariables(): Promise<void> {
+    // one request at a time: typing `@` asks, and so may a send right after
+    this._variablesLoad ??= this._loadVariables().finally(() => (this._variablesLoad = null));
+    return this._variablesLoad;
+  }
+
+  private async _loadVariables(): Promise<void> {
+    const notebook = this.notebook;
+    if (!notebook) {
+      this.variables = [];
+      this.variablesNote = 'Use “Ask Resolve about this notebook” to mention its variables.';
+      this._emit();
+      return;
+    }
+    try {
+      const answer = await api.variables(notebook);
+      if (this.notebook !== notebook) {
+        return; // rebound meanwhile
+      }
+      this.variables = answer.variables;
+      this.variablesNote = answer.kernel
+        ? answer.variables.length
+          ? null
+          : `No variables in ${notebook}'s kernel yet.`
+        : `${notebook} has no running kernel.`;
+    } catch (error) {
+      this.variables = [];
+      this.variablesNote =
+        error instanceof ResolveRequestError && error.notAvailable
+          ? 'This server cannot list notebook variables yet.'
+          : describeError(error, `The variables of ${notebook}`);
+    }
+    this._emit();
+  }
+
+  /** The current session's transcript as the server keeps it (null: no session yet). */
+  async transcript(): Promise<ITranscript | null> {
+    return this.sessionId ? api.transcript(this.sessionId) : null;
+  }
+
+  /** The replaced cell's source in the open notebook, or null (not open, not a replacement). */
+  liveSource(proposal: IProposal): string | null {
+    if (!proposal.replaceCellId || !this.notebookActions) {
+      return null;
+    }
+    return this.notebookActions.liveSource(proposal.notebook, proposal.replaceCellId);
+  }
+
+  /**
+   * Decide a proposal. Accepting opens the notebook first, then tells the server (which runs
+   * the cells when asked), then inserts the accepted cells, with their outputs, into the open
+   * notebook's model. The run's `notebook.decision` event then shows the decision.
+   */
+  async decideProposal(run: IRunView, proposal: IProposal, choice: IProposalChoice): Promise<void> {
+    const id = proposal.proposalId;
+    if (this.deciding[id]) {
+      return;
+    }
+    const actions = this.notebookActions;
+    const accept = choice.decision === 'accept';
+    const doing = accept ? (choice.run ? 'running…' : 'accepting…') : 'rejecting…';
+    this.deciding = { ...this.deciding, [id]: doing };
+    this._emit();
+    try {
+      if (accept && !actions) {
+        throw new Error('the notebook integration is not loaded');
+      }
+      if (accept) {
+        await actions!.open(proposal.notebook);
+      }
+      // in a task, the proposal belongs to the chain's current step (a child run)
+      const stepRun = run.task
+        ? (run.steps.find(s => s.runId && !s.done)?.runId ?? run.runId)
+        : run.runId;
+      const answer = await api.decideProposal(stepRun, id, {
+        decision: choice.decision,
+        ...(choice.run ? { run: true } : {}),
+        ...(choice.cells ? { cells: choice.cells } : {}),
+        ...(choice.reason ? { reason: choice.reason } : {})
+      });
+      if (answer.decision === 'accepted' && actions) {
+        const cells = acceptedCells(
+          choice.cells ?? proposal.cells,
+          { run_id: stepRun, call_id: proposal.callId, proposal_id: id },
+          answer.outputs,
+          answer.execution_counts
+        );
+        const placed: IPlacement = await actions.apply(proposal, cells);
+        if (placed.missing) {
+          this.notice =
+            `Cell ${placed.missing} is no longer in ${proposal.notebook}: ` +
+            'the accepted cells went at its end.';
+        }
+      }
+    } catch (error) {
+      this.error = describeError(error, accept ? 'Accept' : 'Reject');
+    } finally {
+      const { [id]: _done, ...rest } = this.deciding;
+      this.deciding = rest;
+      this._emit();
+    }
   }
 
   /** Sessions known to this browser and to the server's runs list. */
@@ -205,10 +378,24 @@ export class ChatModel {
   }
 
   /** Send a message in the current session (chat or task mode). */
-  async send(text: string, options: { notebook?: string } = {}): Promise<void> {
+  async send(
+    text: string,
+    options: { notebook?: string; mentions?: readonly string[] } = {}
+  ): Promise<void> {
     const message = text.trim();
     if (!message || this._streaming) {
       return;
+    }
+    const notebook = options.notebook ?? this.notebook;
+    let mentions = options.mentions;
+    if (!mentions && notebook && notebook === this.notebook && /@[A-Za-z_]/.test(message)) {
+      if (this.variables === null) {
+        await this.loadVariables();
+      }
+      mentions = mentionedNames(message, (this.variables ?? []).map(v => v.name));
+    }
+    if (this._streaming) {
+      return; // another send started while the names loaded
     }
     const turn: ITurn = { user: message, run: emptyRun(Date.now(), this.mode === 'task') };
     this.turns = [...this.turns, turn];
@@ -231,7 +418,9 @@ export class ChatModel {
             messages: [{ role: 'user', content: message }],
             ...(this.sessionId ? { session_id: this.sessionId } : {}),
             ...(this.soul ? { soul: this.soul } : {}),
-            ...(options.notebook ? { notebook: options.notebook } : {})
+            ...(notebook ? { notebook } : {}),
+            // sent only when there are some: a server without mentions refuses the field
+            ...(notebook && mentions?.length ? { mentions: mentions.map(name => ({ name })) } : {})
           },
           { onEvent, onInvalid }
         );
@@ -382,4 +571,5 @@ export class ChatModel {
   private _state: PanelState;
   private _streaming = false;
   private _lastCache = 0;
+  private _variablesLoad: Promise<void> | null = null;
 }

@@ -1,10 +1,15 @@
-/** Notebook integration: what a cell says, as text for the agent, and which output was clicked. */
+/**
+ * Notebook integration: what a cell says, as text for the agent, which output was clicked, and
+ * accepted proposals put into the open notebook's model.
+ */
+import { JupyterFrontEnd } from '@jupyterlab/application';
 import { InputDialog, Notification } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import * as api from './api';
 import { describeError } from './model';
-import { IResolveChat } from './tokens';
+import { placement } from './proposal';
+import { INotebookActions, IResolveChat } from './tokens';
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 const MAX_OUTPUT = 8000;
@@ -126,4 +131,60 @@ export async function promoteOutput(
   } catch (error) {
     Notification.error(describeError(error, 'Promote output'));
   }
+}
+
+function openPanel(tracker: INotebookTracker, path: string): NotebookPanel | undefined {
+  return tracker.find(panel => panel.context.path === path);
+}
+
+/**
+ * How the panel reads and changes notebooks. Cells go in through the notebook's shared model,
+ * as JupyterLab's own insert does, in one transaction: the person's unsaved edits stay, and
+ * undo takes the accepted cells out again.
+ */
+export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker): INotebookActions {
+  return {
+    liveSource: (path, cellId) => {
+      const model = openPanel(tracker, path)?.content.model;
+      if (!model) {
+        return null;
+      }
+      const cell = model.sharedModel.cells.find(c => c.getId() === cellId);
+      return cell ? cell.getSource() : null;
+    },
+    open: async path => {
+      let panel = openPanel(tracker, path);
+      if (!panel) {
+        // the document manager opens it (or reveals it if it is open under another factory)
+        await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });
+        panel = openPanel(tracker, path);
+      }
+      if (!panel) {
+        throw new Error(`${path} could not be opened as a notebook`);
+      }
+      await panel.context.ready;
+    },
+    apply: async (proposal, cells) => {
+      const panel = openPanel(tracker, proposal.notebook);
+      if (!panel?.content.model) {
+        throw new Error(`${proposal.notebook} is not open`);
+      }
+      await panel.context.ready;
+      const shared = panel.content.model!.sharedModel;
+      const ids = shared.cells.map(c => c.getId());
+      const place = placement(ids, proposal);
+      shared.transact(() => {
+        if (place.replace) {
+          shared.deleteCell(place.index);
+        }
+        // plain JSON (nbformat cells): the model's types want its JSON value types
+        const json = JSON.parse(JSON.stringify(cells)) as Parameters<typeof shared.insertCells>[1];
+        shared.insertCells(place.index, json);
+      });
+      // show the first accepted cell
+      panel.content.activeCellIndex = place.index;
+      void panel.content.scrollToItem(place.index).catch(() => undefined);
+      return place;
+    }
+  };
 }

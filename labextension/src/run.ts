@@ -2,7 +2,14 @@
  * The view of one run, folded from its events (pure: no I/O, no DOM). The panel renders it;
  * it is plain JSON so a live run can be cached and resumed after a reload.
  */
-import { IRunEvent, IRunInfo, MimeBundle } from './validate';
+import {
+  IInstructionFile,
+  IMention,
+  IProposedCell,
+  IRunEvent,
+  IRunInfo,
+  MimeBundle
+} from './validate';
 
 /**
  * Where a tool call stands, and the words shown for it: the same table as the magics'
@@ -41,6 +48,42 @@ export interface IToolCall {
   mime: MimeBundle | null;
   truncated: boolean;
   ms: number | null;
+  /** Set on a `notebook_propose` call: the proposal it put in front of the person. */
+  proposalId?: string;
+}
+
+/** Where a proposal stands: waiting for a person, decided, or closed by the run's end. */
+export type ProposalStatus = 'waiting' | 'accepted' | 'rejected' | 'closed';
+
+/** Cells the agent proposed for the person's notebook (`notebook.proposal`, DESIGN 9.2). */
+export interface IProposal {
+  proposalId: string;
+  callId: string;
+  notebook: string;
+  cells: IProposedCell[];
+  afterCellId: string | null;
+  replaceCellId: string | null;
+  /** The replaced cell's source in the saved notebook (the live model's wins when open). */
+  replacedSource: string | null;
+  note: string | null;
+  status: ProposalStatus;
+  /** From `notebook.decision`. */
+  edited: boolean;
+  ran: boolean;
+  by: string | null;
+  reason: string | null;
+}
+
+/** What `context.compacted` said: older context was elided or summarized to fit the model. */
+export interface ICompaction {
+  /** What was done, e.g. "elided 3 old tool outputs to fit 1000 tokens". */
+  note: string;
+  /** The model's summary of the dropped turns, when it differs from the note. */
+  summary: string | null;
+  beforeTokens: number | null;
+  afterTokens: number | null;
+  /** Turns dropped (summarized). */
+  turns: number;
 }
 
 /** A piece of the answer, in arrival order. */
@@ -48,7 +91,8 @@ export type Part =
   | { kind: 'text'; text: string }
   | { kind: 'reasoning'; text: string }
   | { kind: 'tool'; callId: string }
-  | { kind: 'step'; runId: string; soul: string };
+  | { kind: 'step'; runId: string; soul: string }
+  | { kind: 'compaction'; compaction: ICompaction };
 
 /** One run as the panel shows it. */
 export interface IRunView {
@@ -66,8 +110,17 @@ export interface IRunView {
   rounds: number | null;
   reason: string | null;
   summary: string | null;
-  /** What `context.compacted` said: older context was elided or dropped to fit the model. */
-  compacted: string | null;
+  /**
+   * The latest `context.compacted` (each is also a part, where it happened: before the first
+   * round, or between rounds when the run's own outputs outgrew the window).
+   */
+  compaction: ICompaction | null;
+  /** The variables the person mentioned, as the model was told them (`run.started`). */
+  mentions: IMention[];
+  /** The project instructions files the run read (`run.started.context`). */
+  instructions: IInstructionFile[];
+  /** Proposals by id (each shown in its `notebook_propose` call's card). */
+  proposals: { [proposalId: string]: IProposal };
   errors: string[];
   startedAt: number;
   endedAt: number | null;
@@ -94,7 +147,10 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
     rounds: null,
     reason: null,
     summary: null,
-    compacted: null,
+    compaction: null,
+    mentions: [],
+    instructions: [],
+    proposals: {},
     errors: [],
     startedAt: now,
     endedAt: null,
@@ -180,6 +236,8 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       run.model = String(d.model ?? '');
       run.soul = d.soul ?? null;
       run.budget = d.budget?.rounds ?? null;
+      run.mentions = d.mentions ?? [];
+      run.instructions = d.context?.instructions ?? [];
       break;
     }
     case 'text.delta':
@@ -256,8 +314,51 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       break;
     }
     case 'context.compacted':
-      run.compacted = String(d.summary ?? 'older context compacted');
+      run.compaction = compaction(d);
+      run.parts.push({ kind: 'compaction', compaction: run.compaction });
       break;
+    case 'notebook.proposal': {
+      const proposalId = String(d.proposal_id);
+      const call = tool(run, String(d.call_id), 'notebook_propose');
+      call.proposalId = proposalId;
+      // the call waits for a person, as an approval does (the magics fold it the same way)
+      if (OPEN.includes(call.status)) {
+        call.status = 'waiting';
+      }
+      run.proposals[proposalId] = {
+        proposalId,
+        callId: call.callId,
+        notebook: String(d.notebook),
+        cells: d.cells ?? [],
+        afterCellId: d.after_cell_id ?? null,
+        replaceCellId: d.replace_cell_id ?? null,
+        replacedSource: d.replaced_source ?? null,
+        note: d.note ?? null,
+        status: 'waiting',
+        edited: false,
+        ran: false,
+        by: null,
+        reason: null
+      };
+      break;
+    }
+    case 'notebook.decision': {
+      const proposal = run.proposals[String(d.proposal_id)];
+      if (proposal) {
+        // accepted: approved, then done with its result; rejected: denied, and stays so
+        const call = run.tools[proposal.callId];
+        if (call && OPEN.includes(call.status)) {
+          call.status = d.decision === 'accepted' ? 'approved' : 'denied';
+          call.approved = d.decision === 'accepted';
+        }
+        proposal.status = d.decision === 'accepted' ? 'accepted' : 'rejected';
+        proposal.edited = d.edited === true;
+        proposal.ran = d.ran === true;
+        proposal.by = typeof d.by === 'string' ? d.by : null;
+        proposal.reason = typeof d.reason === 'string' && d.reason ? d.reason : null;
+      }
+      break;
+    }
     case 'task.completed':
       run.reason = String(d.reason ?? '');
       run.endedAt = now;
@@ -279,6 +380,60 @@ function closeCalls(run: IRunView, reason: string): void {
       call.status = status;
     }
   }
+  // a proposal still waiting can no longer be decided: its call has ended
+  for (const proposal of Object.values(run.proposals ?? {})) {
+    if (proposal.status === 'waiting' && !OPEN.includes(run.tools[proposal.callId]?.status)) {
+      proposal.status = 'closed';
+    }
+  }
+}
+
+function tokenCount(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function compaction(d: IRunEvent['data']): ICompaction {
+  const note = typeof d.note === 'string' && d.note ? d.note : null;
+  const summary = typeof d.summary === 'string' && d.summary ? d.summary : null;
+  return {
+    note: note ?? summary ?? 'older context compacted',
+    summary: note && summary && summary !== note ? summary : null,
+    beforeTokens: tokenCount(d.before_tokens),
+    afterTokens: tokenCount(d.after_tokens),
+    turns: tokenCount(d.turns) ?? 0
+  };
+}
+
+/**
+ * The quiet line a compaction shows, e.g.
+ * "context compacted: 131,072 → 60,210 tokens · elided 3 old tool outputs to fit 100000 tokens".
+ */
+export function compactionLine(c: ICompaction): string {
+  const n = (value: number) => value.toLocaleString('en-US');
+  const tokens =
+    c.beforeTokens !== null && c.afterTokens !== null
+      ? `${n(c.beforeTokens)} → ${n(c.afterTokens)} tokens · `
+      : '';
+  return `context compacted: ${tokens}${c.note}`;
+}
+
+/** Whether a proposal waits for this person's decision now. */
+export function waitingProposals(run: IRunView): IProposal[] {
+  return Object.values(run.proposals ?? {}).filter(p => p.status === 'waiting');
+}
+
+/** The words a decided proposal shows, e.g. "accepted (edited, ran)" or "rejected: too slow". */
+export function decisionLabel(p: IProposal): string {
+  if (p.status === 'waiting') {
+    return 'waiting for your review';
+  }
+  if (p.status === 'closed') {
+    return 'closed: the run ended before a decision';
+  }
+  const how = [p.edited ? 'edited' : '', p.ran ? 'ran' : ''].filter(Boolean);
+  const by = p.by === 'timeout' ? ' (timed out)' : '';
+  const reason = p.reason ? `: ${p.reason}` : '';
+  return `${p.status}${how.length ? ` (${how.join(', ')})` : ''}${by}${reason}`;
 }
 
 /** The empty-run summary shown when the run ended with no answer text (null otherwise). */

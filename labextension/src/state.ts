@@ -5,7 +5,7 @@
  * read back, since a workspace file may hold an older shape (pure: no I/O, no DOM).
  */
 import type { ReadonlyPartialJSONValue } from '@lumino/coreutils';
-import { IRunView, isFinished } from './run';
+import { emptyRun, IRunView, isFinished } from './run';
 import { IRunInfo } from './validate';
 
 /** The store behind the panel's state; `IStateDB` is one. */
@@ -23,6 +23,8 @@ export namespace StateKeys {
   export const sessions = 'jupyter-resolve:sessions';
   export const current = 'jupyter-resolve:current-session';
   export const live = 'jupyter-resolve:live';
+  /** The notebook the chat is bound to ("Ask Resolve about this notebook"). */
+  export const notebook = 'jupyter-resolve:notebook';
 }
 
 /** A session started here: its title and what was asked in each of its runs. */
@@ -108,7 +110,15 @@ export function restoreRun(raw: unknown): IRunView | null {
   ) {
     return null;
   }
-  return raw as unknown as IRunView;
+  // a view cached by an older panel lacks the newer fields: they start empty
+  const fresh = emptyRun(raw.startedAt, raw.task);
+  const filled: { [key: string]: unknown } = { ...raw };
+  for (const [key, value] of Object.entries(fresh)) {
+    if (!(key in filled)) {
+      filled[key] = value;
+    }
+  }
+  return filled as unknown as IRunView;
 }
 
 /** The live run read back, or null; a run view of another shape is dropped (replay from start). */
@@ -212,6 +222,11 @@ export class PanelState {
     return this._live;
   }
 
+  /** The notebook the chat is bound to, or null. */
+  get notebook(): string | null {
+    return this._notebook;
+  }
+
   /**
    * Resolves once the state is read back (the app's store answers once the workspace is
    * loaded). What was set meanwhile wins over what is read.
@@ -235,6 +250,15 @@ export class PanelState {
     this._write(StateKeys.sessions);
   }
 
+  /** Bind the chat to notebook `path` (null: unbound). */
+  setNotebook(path: string | null): void {
+    if (path === this._notebook && this._touched.has(StateKeys.notebook)) {
+      return;
+    }
+    this._notebook = path;
+    this._write(StateKeys.notebook);
+  }
+
   /** Cache the live run (null: none to resume). */
   setLive(live: IStoredLive | null): void {
     if (live === null && this._live === null && this._touched.has(StateKeys.live)) {
@@ -245,8 +269,8 @@ export class PanelState {
   }
 
   private async _read(): Promise<void> {
-    const [sessions, current, live] = await Promise.all(
-      [StateKeys.sessions, StateKeys.current, StateKeys.live].map(key =>
+    const [sessions, current, live, notebook] = await Promise.all(
+      [StateKeys.sessions, StateKeys.current, StateKeys.live, StateKeys.notebook].map(key =>
         this._store.fetch(key).catch(() => undefined)
       )
     );
@@ -256,6 +280,9 @@ export class PanelState {
     }
     if (!this._touched.has(StateKeys.live)) {
       this._live = restoreLive(live);
+    }
+    if (!this._touched.has(StateKeys.notebook)) {
+      this._notebook = restoreCurrent(notebook); // a non-empty string, like the session id
     }
   }
 
@@ -272,7 +299,9 @@ export class PanelState {
           ? this._sessions
           : key === StateKeys.current
             ? this._current
-            : this._live;
+            : key === StateKeys.notebook
+              ? this._notebook
+              : this._live;
       try {
         await (value === null
           ? this._store.remove(key)
@@ -288,6 +317,7 @@ export class PanelState {
   private _sessions: StoredSessions = {};
   private _current: string | null = null;
   private _live: IStoredLive | null = null;
+  private _notebook: string | null = null;
   private _touched = new Set<string>();
   private _pending = new Set<string>();
 }

@@ -1,6 +1,8 @@
 /** Interfaces other plugins use, each paired with its Token. */
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
+import type { INewCell, IPlacement } from './proposal';
+import type { IProposal } from './run';
 
 /** The chat the panel shows: other plugins (the notebook commands) send through it. */
 export interface IResolveChat {
@@ -10,6 +12,26 @@ export interface IResolveChat {
   readonly artifactsChanged: ISignal<IResolveChat, void>;
   /** Tell listeners the artifact list changed. */
   notifyArtifactsChanged(): void;
+  /**
+   * Start a chat bound to `notebook` (its path): every message sends it, so the notebook tools
+   * act on it and `@name` completes its kernel's variables. Opens the panel.
+   */
+  askAboutNotebook(notebook: string): void;
+  /** How the panel reads and changes notebooks (the notebook plugin provides it). */
+  setNotebookActions(actions: INotebookActions): void;
+}
+
+/** What the panel needs of the open notebooks, for proposals (issue 17). */
+export interface INotebookActions {
+  /** The source of cell `cellId` in the open notebook `path`, or null (not open, no such cell). */
+  liveSource(path: string, cellId: string): string | null;
+  /** Open notebook `path` (or find it open) and wait until its model is ready. */
+  open(path: string): Promise<void>;
+  /**
+   * Put accepted cells into the open notebook's model where `proposal` says (one undoable
+   * change; the person's unsaved edits stay). Resolves with where they went.
+   */
+  apply(proposal: IProposal, cells: INewCell[]): Promise<IPlacement>;
 }
 
 /** The token of {@link IResolveChat}. */
@@ -26,4 +48,5 @@ export namespace CommandIDs {
   export const openArtifacts = 'resolve:open-artifacts';
   export const newSession = 'resolve:new-session';
   export const stop = 'resolve:stop';
+  export const askAboutNotebook = 'resolve:ask-about-notebook';
 }

@@ -17,7 +17,9 @@ export const EVENT_TYPES = [
   'run.completed',
   'task.started',
   'task.completed',
-  'context.compacted'
+  'context.compacted',
+  'notebook.proposal',
+  'notebook.decision'
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -66,7 +68,53 @@ export interface IEventData {
   readonly task_id?: string;
   readonly role?: string;
   readonly parent?: string | null;
+  /** `run.started`: the variables the person mentioned, as the model was told them (issue 17). */
+  readonly mentions?: IMention[];
+  /** `run.started`: what the context was built from (DESIGN 9.1). */
+  readonly context?: IRunContext;
+  /** `notebook.proposal` / `notebook.decision`. */
+  readonly proposal_id?: string;
+  readonly notebook?: string;
+  readonly cells?: IProposedCell[];
+  readonly after_cell_id?: string | null;
+  readonly replace_cell_id?: string | null;
+  readonly replaced_source?: string | null;
+  readonly note?: string | null;
+  readonly decision?: 'accepted' | 'rejected';
+  readonly edited?: boolean;
+  readonly ran?: boolean;
+  readonly by?: string;
+  /** `context.compacted` (DESIGN 9.1). */
+  readonly before_tokens?: number;
+  readonly after_tokens?: number;
+  readonly turns?: number;
   readonly [key: string]: unknown;
+}
+
+/** A variable the person mentioned (`@name`) and the description the model got. */
+export interface IMention {
+  readonly name: string;
+  readonly description: string;
+}
+
+/** A project instructions file a run read (`AGENTS.md`, `.resolve/instructions.md`). */
+export interface IInstructionFile {
+  readonly path: string;
+  readonly sha256: string;
+  /** True when the file was longer than the cap and only its start was used. */
+  readonly cut: boolean;
+}
+
+/** `run.started.context`. */
+export interface IRunContext {
+  readonly instructions?: IInstructionFile[];
+  readonly [key: string]: unknown;
+}
+
+/** A cell of a proposal, as `notebook_propose` sends it. */
+export interface IProposedCell {
+  readonly cell_type: 'code' | 'markdown' | 'raw';
+  readonly source: string;
 }
 
 /** A shape error: what arrived did not match the contract. */
@@ -94,8 +142,93 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'run.completed': ['reason'],
   'task.started': ['task_id'],
   'task.completed': ['task_id', 'reason'],
-  'context.compacted': []
+  'context.compacted': [],
+  'notebook.proposal': ['call_id', 'proposal_id', 'notebook', 'cells'],
+  'notebook.decision': ['proposal_id', 'decision']
 };
+
+const CELL_TYPES = ['code', 'markdown', 'raw'];
+
+/** nbformat allows a source as a list of lines; the panel works with one string. */
+function sourceText(value: unknown): string | null {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (Array.isArray(value) && value.every(line => typeof line === 'string')) {
+    return value.join('');
+  }
+  return null;
+}
+
+/** Cells as `notebook_propose` and the decision endpoint carry them; throws on another shape. */
+export function validateCells(value: unknown, what = 'cells'): IProposedCell[] {
+  if (!Array.isArray(value) || !value.length) {
+    throw new ShapeError(`${what}: expected a non-empty list of cells`);
+  }
+  return value.map((cell, i) => {
+    const source = isObject(cell) ? sourceText(cell.source) : null;
+    if (!isObject(cell) || !CELL_TYPES.includes(cell.cell_type as string) || source === null) {
+      throw new ShapeError(`${what}[${i}]: expected {cell_type: code|markdown|raw, source}`);
+    }
+    return { cell_type: cell.cell_type as IProposedCell['cell_type'], source };
+  });
+}
+
+function optionalString(value: unknown): string | null {
+  return typeof value === 'string' && value ? value : null;
+}
+
+function validateMentions(value: unknown): IMention[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value
+    .filter((m): m is Record<string, unknown> => isObject(m) && typeof m.name === 'string')
+    .map(m => ({ name: String(m.name), description: String(m.description ?? '') }));
+}
+
+/** The instructions files of `run.started.context`, those of another shape dropped. */
+export function validateInstructions(value: unknown): IInstructionFile[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value
+    .filter((i): i is Record<string, unknown> => isObject(i) && typeof i.path === 'string')
+    .map(i => ({ path: String(i.path), sha256: String(i.sha256 ?? ''), cut: i.cut === true }));
+}
+
+/** The fields of some events, checked beyond their presence and normalized. */
+function normalize(type: EventType, data: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case 'run.started': {
+      const context = isObject(data.context) ? data.context : {};
+      return {
+        ...data,
+        mentions: validateMentions(data.mentions),
+        context: { ...context, instructions: validateInstructions(context.instructions) }
+      };
+    }
+    case 'notebook.proposal':
+      if (typeof data.proposal_id !== 'string' || typeof data.notebook !== 'string') {
+        throw new ShapeError('notebook.proposal: proposal_id and notebook must be strings');
+      }
+      return {
+        ...data,
+        cells: validateCells(data.cells, 'notebook.proposal: cells'),
+        after_cell_id: optionalString(data.after_cell_id),
+        replace_cell_id: optionalString(data.replace_cell_id),
+        replaced_source: sourceText(data.replaced_source),
+        note: optionalString(data.note)
+      };
+    case 'notebook.decision':
+      if (data.decision !== 'accepted' && data.decision !== 'rejected') {
+        throw new ShapeError('notebook.decision: decision must be accepted or rejected');
+      }
+      return data;
+    default:
+      return data;
+  }
+}
 
 /** Check one SSE frame (`id`, `event`, `data` text) and return the typed event. */
 export function validateEvent(id: string | null, type: string, data: string): IRunEvent {
@@ -118,7 +251,8 @@ export function validateEvent(id: string | null, type: string, data: string): IR
     }
   }
   const seq = id === null ? NaN : Number(id);
-  return { seq, type: type as EventType, data: parsed as unknown as IEventData };
+  const checked = normalize(type as EventType, parsed);
+  return { seq, type: type as EventType, data: checked as unknown as IEventData };
 }
 
 /** A row of `GET resolve/api/runs`. */
@@ -289,4 +423,151 @@ export function validateArtifacts(body: unknown): IArtifact[] {
   return list
     .filter((a): a is Record<string, unknown> => isObject(a) && typeof a.id === 'string')
     .map(toArtifact);
+}
+
+/** A variable of the kernel attached to a notebook (`GET resolve/api/notebook/variables`). */
+export interface IVariable {
+  readonly name: string;
+  readonly type: string;
+  readonly shape: number[] | null;
+  readonly summary: string;
+}
+
+/** `GET resolve/api/notebook/variables?path=NB`: none while the notebook has no kernel. */
+export interface IVariables {
+  readonly notebook: string;
+  readonly kernel: boolean;
+  readonly variables: IVariable[];
+}
+
+/** Check the variables answer; entries without a name are dropped. */
+export function validateVariables(body: unknown): IVariables {
+  if (!isObject(body) || !Array.isArray(body.variables)) {
+    throw new ShapeError('variables: expected {notebook, kernel, variables: [...]}');
+  }
+  return {
+    notebook: String(body.notebook ?? ''),
+    kernel: body.kernel === true,
+    variables: body.variables
+      .filter((v): v is Record<string, unknown> => isObject(v) && typeof v.name === 'string')
+      .map(v => ({
+        name: String(v.name),
+        type: String(v.type ?? ''),
+        shape:
+          Array.isArray(v.shape) && v.shape.every(n => typeof n === 'number')
+            ? (v.shape as number[])
+            : null,
+        summary: String(v.summary ?? '')
+      }))
+  };
+}
+
+/** An nbformat output, as the server returns those of cells it ran. */
+export type NbOutput = { readonly output_type: string; readonly [key: string]: unknown };
+
+/** The answer of `POST resolve/api/runs/{id}/proposals/{proposal_id}`. */
+export interface IProposalAnswer {
+  readonly proposal_id: string;
+  readonly decision: 'accepted' | 'rejected';
+  readonly edited: boolean;
+  readonly ran: boolean;
+  /** Per accepted cell, its outputs; null unless the cells ran. */
+  readonly outputs: NbOutput[][] | null;
+  readonly execution_counts: (number | null)[] | null;
+}
+
+/** Check a proposal decision's answer. */
+export function validateProposalAnswer(body: unknown): IProposalAnswer {
+  if (
+    !isObject(body) ||
+    typeof body.proposal_id !== 'string' ||
+    (body.decision !== 'accepted' && body.decision !== 'rejected')
+  ) {
+    throw new ShapeError('proposal decision: expected {proposal_id, decision: accepted|rejected}');
+  }
+  const outputs = Array.isArray(body.outputs)
+    ? body.outputs.map(list =>
+        Array.isArray(list)
+          ? list.filter(
+              (o): o is NbOutput => isObject(o) && typeof o.output_type === 'string'
+            )
+          : []
+      )
+    : null;
+  const counts = Array.isArray(body.execution_counts)
+    ? body.execution_counts.map(n => (typeof n === 'number' ? n : null))
+    : null;
+  return {
+    proposal_id: body.proposal_id,
+    decision: body.decision,
+    edited: body.edited === true,
+    ran: body.ran === true,
+    outputs,
+    execution_counts: counts
+  };
+}
+
+/** A message of a session transcript (OpenAI chat shape). */
+export interface ITranscriptMessage {
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  readonly content: string;
+  readonly tool_calls: { readonly id: string; readonly name: string; readonly arguments: string }[];
+  readonly tool_call_id: string | null;
+}
+
+/** `GET resolve/api/sessions/{id}/transcript`. */
+export interface ITranscript {
+  readonly session_id: string;
+  readonly messages: ITranscriptMessage[];
+  readonly tokens_estimate: number;
+}
+
+const ROLES = ['system', 'user', 'assistant', 'tool'];
+
+function contentText(value: unknown): string {
+  if (typeof value === 'string') {
+    return value;
+  }
+  if (Array.isArray(value)) {
+    // content parts: the text ones joined, others named
+    return value
+      .map(part =>
+        isObject(part) && typeof part.text === 'string'
+          ? part.text
+          : isObject(part)
+            ? `[${String(part.type ?? 'part')}]`
+            : ''
+      )
+      .join('');
+  }
+  return '';
+}
+
+/** Check a transcript; messages of another shape are dropped. */
+export function validateTranscript(body: unknown): ITranscript {
+  if (!isObject(body) || !Array.isArray(body.messages)) {
+    throw new ShapeError('transcript: expected {session_id, messages: [...]}');
+  }
+  return {
+    session_id: String(body.session_id ?? ''),
+    tokens_estimate: typeof body.tokens_estimate === 'number' ? body.tokens_estimate : 0,
+    messages: body.messages
+      .filter((m): m is Record<string, unknown> => isObject(m) && ROLES.includes(m.role as string))
+      .map(m => ({
+        role: m.role as ITranscriptMessage['role'],
+        content: contentText(m.content),
+        tool_calls: (Array.isArray(m.tool_calls) ? m.tool_calls : [])
+          .filter(isObject)
+          .map(call => {
+            const fn = isObject(call.function) ? call.function : {};
+            const args = fn.arguments;
+            return {
+              id: String(call.id ?? ''),
+              name: String(fn.name ?? call.name ?? 'tool'),
+              arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {})
+            };
+          }),
+        tool_call_id: typeof m.tool_call_id === 'string' ? m.tool_call_id : null
+      }))
+  };
 }

@@ -1,9 +1,18 @@
 /** The conversation: turns, streamed answers, tool cards, the footer and the composer. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
+import {
+  completeMention,
+  IMentionQuery,
+  matchVariables,
+  mentionAt,
+  variableHint
+} from '../mentions';
 import { ChatModel, ITurn, promptOf } from '../model';
-import { IRunView, emptySummary } from '../run';
+import { compactionLine, ICompaction, IRunView, emptySummary } from '../run';
 import { composerHint, sends } from '../settings';
+import { IMention } from '../validate';
+import { ProposalCard } from './Proposal';
 import { Markdown } from './Rendered';
 import { ToolCard } from './ToolCard';
 
@@ -35,8 +44,42 @@ function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.
       </span>
       <span>{seconds.toFixed(1)} s</span>
       {run.reason && <span className={`jp-resolve-reason-${run.reason}`}>{run.reason}</span>}
-      {run.compacted && <span title="context compacted">context: {run.compacted}</span>}
     </div>
+  );
+}
+
+/** A compaction, as a quiet line: tokens before and after, what was done; a summary folded. */
+function Compaction(props: { readonly compaction: ICompaction }): JSX.Element {
+  const c = props.compaction;
+  return (
+    <div className="jp-resolve-compaction" role="note">
+      <span>{compactionLine(c)}</span>
+      {c.summary && (
+        <details>
+          <summary>Summary of the earlier turns</summary>
+          <div className="jp-resolve-compaction-summary">{c.summary}</div>
+        </details>
+      )}
+    </div>
+  );
+}
+
+/** What the model was told about the variables the person mentioned (collapsed, as text). */
+function Mentions(props: { readonly mentions: IMention[] }): JSX.Element | null {
+  if (!props.mentions.length) {
+    return null;
+  }
+  return (
+    <details className="jp-resolve-mentions">
+      <summary>
+        The model was told about {props.mentions.map(m => `@${m.name}`).join(', ')}
+      </summary>
+      {props.mentions.map(m => (
+        <pre key={m.name} className="jp-resolve-mention" aria-label={`@${m.name}`}>
+          {m.description}
+        </pre>
+      ))}
+    </details>
   );
 }
 
@@ -80,6 +123,8 @@ function Answer(props: {
                 <div>{part.text}</div>
               </details>
             ) : null;
+          case 'compaction':
+            return <Compaction key={i} compaction={part.compaction} />;
           case 'step':
             return (
               <div key={i} className="jp-resolve-step-title">
@@ -88,18 +133,23 @@ function Answer(props: {
             );
           case 'tool': {
             const call = run.tools[part.callId];
+            const proposal = call.proposalId ? run.proposals?.[call.proposalId] : undefined;
             return (
               <ToolCard
                 key={i}
                 call={call}
                 rendermime={props.rendermime}
                 onDecide={d => void props.model.decide(run, call.callId, d)}
-              />
+              >
+                {proposal && <ProposalCard model={props.model} run={run} proposal={proposal} />}
+              </ToolCard>
             );
           }
         }
       })}
-      {props.live && !run.parts.length && <div className="jp-resolve-pending">Thinking…</div>}
+      {props.live && run.parts.every(p => p.kind === 'compaction') && (
+        <div className="jp-resolve-pending">Thinking…</div>
+      )}
       {run.errors.map((e, i) => (
         <div key={`e${i}`} className="jp-resolve-error" role="alert">
           {e}
@@ -115,27 +165,153 @@ function Answer(props: {
   );
 }
 
+/** The `@name` completion list under the message box: the bound notebook's variables. */
+function MentionList(props: {
+  readonly model: ChatModel;
+  readonly query: IMentionQuery;
+  readonly active: number;
+  readonly onPick: (name: string) => void;
+}): JSX.Element {
+  const { model } = props;
+  const matches = matchVariables(model.variables ?? [], props.query.query);
+  return (
+    <div className="jp-resolve-mention-popup">
+      {model.variables === null ? (
+        <div className="jp-resolve-mention-note">Loading the notebook's variables…</div>
+      ) : !matches.length ? (
+        <div className="jp-resolve-mention-note">
+          {model.variablesNote ?? `No variable matches @${props.query.query}.`}
+        </div>
+      ) : (
+        <ul id="jp-resolve-mention-list" role="listbox" aria-label="Variables to mention">
+          {matches.map((v, i) => (
+            <li
+              key={v.name}
+              id={`jp-resolve-mention-${i}`}
+              role="option"
+              aria-selected={i === props.active}
+              className={`jp-resolve-mention-option ${i === props.active ? 'jp-mod-active' : ''}`}
+              title={v.summary}
+              // mousedown, not click: the message box keeps the focus
+              onMouseDown={e => {
+                e.preventDefault();
+                props.onPick(v.name);
+              }}
+            >
+              <span className="jp-resolve-mention-name">@{v.name}</span>
+              <span className="jp-resolve-mention-type">{variableHint(v)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
 function Composer(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   const [text, setText] = React.useState('');
+  const [mention, setMention] = React.useState<IMentionQuery | null>(null);
+  const [active, setActive] = React.useState(0);
+  const input = React.useRef<HTMLTextAreaElement>(null);
+  const caretTo = React.useRef<number | null>(null);
+  React.useLayoutEffect(() => {
+    if (caretTo.current !== null && input.current) {
+      input.current.setSelectionRange(caretTo.current, caretTo.current);
+      caretTo.current = null;
+    }
+  });
+  const follow = (value: string, caret: number) => {
+    const at = mentionAt(value, caret);
+    if (at && (!mention || mention.start !== at.start)) {
+      void model.loadVariables(); // a new @: the kernel's names as they are now
+      setActive(0);
+    }
+    setMention(at);
+  };
+  const matches = mention ? matchVariables(model.variables ?? [], mention.query) : [];
+  const pick = (name: string) => {
+    const node = input.current;
+    if (!mention || !node) {
+      return;
+    }
+    const done = completeMention(text, node.selectionStart ?? text.length, mention, name);
+    setText(done.text);
+    caretTo.current = done.caret;
+    setMention(null);
+  };
   const send = () => {
     if (!text.trim() || model.busy) {
       return;
     }
     const value = text;
     setText('');
+    setMention(null);
     void model.send(value);
   };
   return (
     <div className="jp-resolve-composer">
+      {model.notebook && (
+        <div
+          className="jp-resolve-bound"
+          title="Every message names this notebook: its tools act on it"
+        >
+          About <code>{model.notebook}</code> · type @ to mention its variables{' '}
+          <button
+            className="jp-resolve-link"
+            aria-label="Stop chatting about this notebook"
+            onClick={() => model.bindNotebook(null)}
+          >
+            ×
+          </button>
+        </div>
+      )}
+      {mention && <MentionList model={model} query={mention} active={active} onPick={pick} />}
       <textarea
+        ref={input}
         className="jp-resolve-input"
         aria-label="Message to Resolve"
+        aria-autocomplete="list"
+        aria-expanded={mention !== null && matches.length > 0}
+        aria-controls={mention && matches.length ? 'jp-resolve-mention-list' : undefined}
+        aria-activedescendant={
+          mention && matches.length ? `jp-resolve-mention-${active}` : undefined
+        }
         placeholder={composerHint(model.settings.sendKey)}
         value={text}
         rows={3}
-        onChange={e => setText(e.target.value)}
+        onChange={e => {
+          setText(e.target.value);
+          follow(e.target.value, e.target.selectionStart ?? e.target.value.length);
+        }}
+        onSelect={e => {
+          const node = e.currentTarget;
+          if (node.selectionStart === node.selectionEnd) {
+            follow(node.value, node.selectionStart ?? node.value.length);
+          }
+        }}
+        onBlur={() => setMention(null)}
         onKeyDown={e => {
+          if (mention && matches.length) {
+            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+              e.preventDefault();
+              const step = e.key === 'ArrowDown' ? 1 : matches.length - 1;
+              setActive((Math.min(active, matches.length - 1) + step) % matches.length);
+              return;
+            }
+            const takes = e.key === 'Enter' || e.key === 'Tab';
+            if (takes && !e.shiftKey && !e.nativeEvent.isComposing) {
+              e.preventDefault();
+              pick(matches[Math.min(active, matches.length - 1)].name);
+              return;
+            }
+          }
+          if (mention && e.key === 'Escape') {
+            e.preventDefault();
+            e.stopPropagation();
+            setMention(null);
+            return;
+          }
           if (sends(e.nativeEvent, model.settings.sendKey)) {
             e.preventDefault();
             send();
@@ -217,6 +393,7 @@ export function Chat(props: {
           <React.Fragment key={i}>
             <div className="jp-resolve-message jp-resolve-user">
               {promptOf(turn) || '(this run was started elsewhere; its prompt was not kept)'}
+              <Mentions mentions={turn.run.mentions ?? []} />
             </div>
             <Answer
               model={model}

@@ -6,16 +6,36 @@ import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
+import { Transcript } from './Transcript';
 
 /** The panel's tabs. */
-export type Tab = 'chat' | 'sessions' | 'runs' | 'artifacts';
-const TABS: Tab[] = ['chat', 'sessions', 'runs', 'artifacts'];
+export type Tab = 'chat' | 'transcript' | 'sessions' | 'runs' | 'artifacts';
+const TABS: Tab[] = ['chat', 'sessions', 'transcript', 'runs', 'artifacts'];
 const LABELS: { [t in Tab]: string } = {
   chat: 'Chat',
+  transcript: 'Transcript',
   sessions: 'Sessions',
   runs: 'Runs',
   artifacts: 'Artifacts'
 };
+
+/** Which project instructions the session's latest run read, e.g. "instructions: AGENTS.md". */
+function Instructions(props: { readonly model: ChatModel }): JSX.Element | null {
+  const files = props.model.instructions?.files ?? [];
+  if (!files.length) {
+    return null; // none read (or no run yet): nothing to name
+  }
+  const title =
+    'Project instructions the latest run read:\n' +
+    files
+      .map(f => `${f.path} (sha256 ${f.sha256.slice(0, 12)}…${f.cut ? ', cut at the cap' : ''})`)
+      .join('\n');
+  return (
+    <span className="jp-resolve-instructions" title={title} aria-label="project instructions">
+      instructions: {files.map(f => f.path + (f.cut ? ' (cut)' : '')).join(', ')}
+    </span>
+  );
+}
 
 function Header(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
@@ -43,6 +63,7 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
           {model.health.sandbox.label}
         </span>
       )}
+      <Instructions model={model} />
       {model.healthError && (
         <span className="jp-resolve-warning" title={model.healthError}>
           ⚠ {model.healthError}
@@ -138,6 +159,7 @@ function PanelView(props: {
         aria-labelledby={`jp-resolve-tab-${panel.tab}`}
       >
         {panel.tab === 'chat' && <Chat model={props.model} rendermime={props.rendermime} />}
+        {panel.tab === 'transcript' && <Transcript model={props.model} />}
         {panel.tab === 'sessions' && <Sessions model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'runs' && <Runs model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'artifacts' && <Artifacts generation={panel.artifactsGeneration} />}

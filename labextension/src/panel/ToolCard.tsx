@@ -15,9 +15,12 @@ export function ToolCard(props: {
   readonly call: IToolCall;
   readonly rendermime: IRenderMimeRegistry;
   readonly onDecide?: (decision: 'approve' | 'deny') => void;
+  /** Shown under the header whatever the details' state (a proposal's card). */
+  readonly children?: React.ReactNode;
 }): JSX.Element {
   const { call } = props;
-  const [open, setOpen] = React.useState(true);
+  // a proposal's card says it all: its arguments and result start hidden
+  const [open, setOpen] = React.useState(!props.children);
   return (
     <div className={`jp-resolve-tool jp-resolve-tool-${call.status}`} data-call-id={call.callId}>
       <button
@@ -30,7 +33,7 @@ export function ToolCard(props: {
         <span className="jp-resolve-tool-status">{statusLabel(call.status)}</span>
         {call.ms !== null && <span className="jp-resolve-tool-ms">{call.ms} ms</span>}
       </button>
-      {call.status === 'waiting' && props.onDecide && (
+      {call.status === 'waiting' && props.onDecide && !call.proposalId && (
         <div className="jp-resolve-approval" role="group" aria-label="Approve or deny this call">
           <span>The agent wants to run this {call.name} call.</span>
           <button className="jp-mod-styled jp-mod-accept" onClick={() => props.onDecide!('approve')}>
@@ -41,6 +44,7 @@ export function ToolCard(props: {
           </button>
         </div>
       )}
+      {props.children}
       {open && (
         <div className="jp-resolve-tool-body">
           <pre className="jp-resolve-tool-args" aria-label="arguments">

@@ -1,0 +1,87 @@
+/**
+ * Where accepted cells go in the person's notebook and what they hold (pure: no I/O, no DOM);
+ * notebook.ts applies the result to the open notebook's model.
+ */
+import { IProposal } from './run';
+import { IProposedCell, NbOutput } from './validate';
+
+/** Where a proposal's cells go among the notebook's cells. */
+export interface IPlacement {
+  /** Index of the first inserted cell. */
+  readonly index: number;
+  /** True when the cell at `index` is replaced (deleted, the new cells put in its place). */
+  readonly replace: boolean;
+  /** The cell id the proposal named that the notebook no longer has (the cells go at the end). */
+  readonly missing: string | null;
+}
+
+/** After `after_cell_id`, in place of `replace_cell_id`, or at the end (either not found). */
+export function placement(
+  cellIds: readonly string[],
+  proposal: Pick<IProposal, 'afterCellId' | 'replaceCellId'>
+): IPlacement {
+  if (proposal.replaceCellId) {
+    const at = cellIds.indexOf(proposal.replaceCellId);
+    if (at >= 0) {
+      return { index: at, replace: true, missing: null };
+    }
+    return { index: cellIds.length, replace: false, missing: proposal.replaceCellId };
+  }
+  if (proposal.afterCellId) {
+    const at = cellIds.indexOf(proposal.afterCellId);
+    if (at >= 0) {
+      return { index: at + 1, replace: false, missing: null };
+    }
+    return { index: cellIds.length, replace: false, missing: proposal.afterCellId };
+  }
+  return { index: cellIds.length, replace: false, missing: null };
+}
+
+/** `metadata.resolve` of an accepted cell (DESIGN 9.2). */
+export interface IResolveCellMetadata {
+  readonly run_id: string;
+  readonly call_id: string;
+  readonly proposal_id: string;
+}
+
+/** An nbformat cell as the notebook model inserts it. */
+export interface INewCell {
+  readonly cell_type: IProposedCell['cell_type'];
+  readonly source: string;
+  readonly metadata: { readonly resolve: IResolveCellMetadata };
+  readonly outputs?: NbOutput[];
+  readonly execution_count?: number | null;
+}
+
+/**
+ * The cells to insert: each with `metadata.resolve`; code cells with the outputs and execution
+ * count the server returned when it ran them (by position among the accepted cells).
+ */
+export function acceptedCells(
+  cells: readonly IProposedCell[],
+  resolve: IResolveCellMetadata,
+  outputs: readonly NbOutput[][] | null = null,
+  counts: readonly (number | null)[] | null = null
+): INewCell[] {
+  return cells.map((cell, i) => {
+    const base = {
+      cell_type: cell.cell_type,
+      source: cell.source,
+      metadata: { resolve: { ...resolve } }
+    };
+    if (cell.cell_type !== 'code') {
+      return base;
+    }
+    return { ...base, outputs: [...(outputs?.[i] ?? [])], execution_count: counts?.[i] ?? null };
+  });
+}
+
+/**
+ * The source each proposed cell is shown against: the replaced cell's (the live notebook's when
+ * it is open, else the one the server read) for the first cell of a replacement; null (a new
+ * cell) otherwise.
+ */
+export function diffBases(proposal: IProposal, liveSource: string | null): (string | null)[] {
+  const replaced = proposal.replaceCellId ? (liveSource ?? proposal.replacedSource) : null;
+  return proposal.cells.map((_, i) => (i === 0 ? replaced : null));
+}
