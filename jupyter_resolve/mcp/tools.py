@@ -3,10 +3,11 @@
 ``ask`` runs the agent (``gateway.start_chat``) and answers with its text and run id, reporting
 progress while it runs; the others read runs, artifacts, notebooks and souls. Run logs and
 artifacts are also resources (``resolve://runs/<id>``, ``resolve://artifacts/<id>``).
-``notebook_propose`` waits for the notebook proposals of issue 17.
+``notebook_propose`` puts cells in front of a person in JupyterLab (mcp/propose.py).
 
 Each tool says which authorization it needs beyond ``resolve`` read (the handler's): ``ask``
-executes, ``notebook_read`` reads ``contents``; the handler's Authorizer decides (DESIGN 9.4).
+executes, ``notebook_read`` reads ``contents``, ``notebook_propose`` executes, reads ``contents``
+and executes ``kernels``; the handler's Authorizer decides (DESIGN 9.4).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.errors import ResolveError
 from ..contracts.ids import Id, check_id
 from ..contracts.pathargs import PathArg
+from .propose import McpProposeArgs, propose
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -33,6 +35,7 @@ MAX_EVENTS = 500
 MAX_RESOURCE_BYTES = 10 * 1024 * 1024
 LISTED_RUNS = 200
 READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+PROPOSE_NEEDS = (("execute", "resolve"), ("read", "contents"), ("execute", "kernels"))
 
 
 class AskArgs(BaseModel):
@@ -91,6 +94,15 @@ TOOLS = [
     _tool("artifacts_verify", "Re-hash every artifact; list problems.", NoArgs, READ),
     _tool("notebook_read", "A notebook under the server root, as text.", NotebookArgs, READ),
     _tool("souls_list", "The souls (roles) ask can run as.", NoArgs, READ),
+    _tool(
+        "notebook_propose",
+        "Propose cells for a notebook under the server root: a person accepts (optionally "
+        "running them in the notebook's kernel), edits or rejects them in JupyterLab. Waits for "
+        "the decision and returns it, with the cells' outputs when they ran. cells: "
+        "[{cell_type: code|markdown, source}]; after_cell_id or replace_cell_id place them.",
+        McpProposeArgs,
+        {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+    ),
 ]
 TOOL_NAMES = tuple(t["name"] for t in TOOLS)
 
@@ -122,6 +134,15 @@ class WorkbenchTools:
                 if not await allowed("execute", "resolve"):
                     return text_result("ask: not authorized to execute on resolve", error=True)
                 return await self.ask(AskArgs.model_validate(arguments), progress)
+            if name == "notebook_propose":
+                for action, resource in PROPOSE_NEEDS:
+                    if not await allowed(action, resource):
+                        return text_result(
+                            f"notebook_propose: not authorized to {action} on {resource}",
+                            error=True,
+                        )
+                args = McpProposeArgs.model_validate(arguments)
+                return await propose(self.gateway, args, progress)
             if name == "notebook_read":
                 if not await allowed("read", "contents"):
                     return text_result("notebook_read: not authorized to read contents", error=True)

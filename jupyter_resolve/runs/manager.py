@@ -12,10 +12,11 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..contracts.bodies import AgentChatBody, RunInfo
+from ..contracts.bodies import AgentChatBody, CompletionReason, RunInfo
 from ..contracts.budget import Limits, exceeded, phrase
 from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
 from ..contracts.frames import Emitted
@@ -87,6 +88,44 @@ class RunManager:
         self.runs[run.run_id] = run
         run.emit("run.started", started)
         run.task = asyncio.create_task(self._drive(run, body, limits, prepare))
+        return run
+
+    def start_local(
+        self,
+        *,
+        session_id: str,
+        started: dict[str, Any],
+        tool_names: list[str],
+        work: Callable[[Run], Awaitable[CompletionReason]],
+    ) -> Run:
+        """A run the gateway drives itself, with no model and no runtime: ``work`` emits its
+        events and says how it ended (an MCP client's proposal is one such run, so that a
+        person sees and decides it like any other)."""
+        run_id = new_id("run")
+        run = Run(
+            run_id=run_id,
+            session_id=session_id,
+            soul=None,
+            model="none",
+            budget=0,
+            log=RunLog(self.runs_dir, run_id),
+            tool_names=tool_names,
+        )
+        self.runs[run_id] = run
+        run.emit("run.started", {**started, "session_id": session_id, "model": "none"})
+
+        async def drive() -> None:
+            reason: CompletionReason = "error"
+            try:
+                reason = await work(run)
+            except asyncio.CancelledError:
+                reason = "cancelled" if run.cancel_requested else "interrupted"
+                raise
+            finally:
+                release_approvals(run)
+                run.emit("run.completed", {"reason": reason, "rounds": 0})
+
+        run.task = asyncio.create_task(drive())
         return run
 
     async def _drive(
