@@ -18,10 +18,17 @@ LAB_PORT ?= 8888
 # configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
 # under the venv (no global install); tests/hub finds it there.
 HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
+# Clients nobody here wrote, for tests/jupyter_resolve/clients: the official A2A SDK in its 0.3
+# and 1.x lines (they cannot share a venv) and LiteLLM + langchain-openai (their pins clash with
+# the lab's), each in a venv of its own under the venv, made once (the stamp).
+CLIENT_VENVS := $(VENV)/a2a-03/.stamp $(VENV)/a2a-1/.stamp $(VENV)/oai-clients/.stamp
+CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
+CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
+CLIENT_PINS_oai-clients := 'litellm>=1.60' 'langchain-openai>=0.3'
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY)
+setup: $(STAMP) labextension $(HUB_PROXY) $(CLIENT_VENVS)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -35,6 +42,12 @@ $(HUB_PROXY): | $(STAMP)
 	@command -v npm >/dev/null || { echo "the hub tests need Node.js and npm" >&2; exit 1; }
 	npm install --prefix $(VENV)/hub-node --no-audit --no-fund --loglevel=error configurable-http-proxy@4
 	@touch $(HUB_PROXY)
+
+$(VENV)/%/.stamp: | $(STAMP)
+	@test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
+	$(VENV)/$*/bin/pip install -q --upgrade pip
+	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
+	@touch $@
 
 labextension: $(LABEXT_OUT) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
