@@ -30,7 +30,13 @@ async def run_client(venv: str, script: str, *args: str) -> dict[str, Any]:
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(HERE), "NO_PROXY": "*"},
+        # loopback only: litellm would fetch its model price list at import without the flag
+        env={
+            **os.environ,
+            "PYTHONPATH": str(HERE),
+            "NO_PROXY": "*",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        },
     )
     # a guard against a hang, not a timed assertion
     out, err = await asyncio.wait_for(process.communicate(), 300)
