@@ -11,6 +11,9 @@ APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromiu
 LABEXT_NAME := jupyter-resolve
 LABEXT_OUT := jupyter_resolve/labextension/package.json
 LABEXT_LINK := $(VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
+# How `jupyter labextension list` names the panel's installer, "(python, jupyter_resolve)": the
+# build does not write it, so it is copied beside the build (a wheel gets it from hatch_build.py).
+LABEXT_INSTALL := jupyter_resolve/labextension/install.json
 LABEXT_SRC := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
 # Where `make lab` serves; the scripted model needs no network and no key.
@@ -49,11 +52,14 @@ $(VENV)/%/.stamp: | $(STAMP)
 	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
 	@touch $@
 
-labextension: $(LABEXT_OUT) $(STAMP)
+labextension: $(LABEXT_OUT) $(LABEXT_INSTALL) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
 	@rm -f $(dir $(LABEXT_LINK))jupyter-resolve-labextension # its name before the plugin ids were jupyter-resolve:*
 	@test "$$(readlink $(LABEXT_LINK))" = "$(CURDIR)/jupyter_resolve/labextension" || \
 		{ rm -rf $(LABEXT_LINK); ln -s $(CURDIR)/jupyter_resolve/labextension $(LABEXT_LINK); }
+
+$(LABEXT_INSTALL): install.json $(LABEXT_OUT)
+	cp install.json $@
 
 $(LABEXT_OUT): $(LABEXT_SRC)
 	@command -v npm >/dev/null || { echo "the panel needs Node.js >= 20.19 and npm" >&2; exit 1; }
