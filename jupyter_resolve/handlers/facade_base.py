@@ -66,7 +66,7 @@ class NotFoundHandler(FacadeHandler):
 
     @web.authenticated
     @authorized("read")
-    async def get(self, *args: str) -> None:
+    async def get(self, rest: str = "") -> None:
         raise web.HTTPError(404, f"no such endpoint: {self.request.method} {self.request.path}")
 
     post = put = patch = delete = get
@@ -74,8 +74,11 @@ class NotFoundHandler(FacadeHandler):
 
 routes: list[tuple[str, Any]] = [
     (r"/resolve/v1/models", ModelsHandler),
-    (r"/resolve/v1/models/(.+)", ModelHandler),
+    (r"/resolve/v1/models/(?P<model_id>.+)", ModelHandler),
 ]
 
-catch_all: list[tuple[str, Any]] = [(r"/resolve/v1(?:/.*)?", NotFoundHandler)]
+catch_all: list[tuple[str, Any]] = [
+    (r"/resolve/v1", NotFoundHandler),
+    (r"/resolve/v1/(?P<rest>.*)", NotFoundHandler),
+]
 """After every other ``/resolve/v1/`` route."""
