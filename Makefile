@@ -31,7 +31,8 @@ CLIENT_PINS_oai-clients := 'litellm>=1.60' 'langchain-openai>=0.3'
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY) $(CLIENT_VENVS)
+setup: $(STAMP) labextension $(HUB_PROXY)
+setup: $(CLIENT_VENVS)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)

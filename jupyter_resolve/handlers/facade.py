@@ -14,12 +14,19 @@ from tornado.iostream import StreamClosedError
 
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.completions import CompletionShaper
-from ..contracts.facade_models import FACADE_MODEL, choose
+from ..contracts.facade_models import FACADE_MODEL, choose, openai_error
 from ..contracts.ids import Id, check_id
 from . import facade_base
 from .base import authorized
 from .facade_base import FacadeHandler
 from .streaming import SSEWriter
+
+
+def run_error(error: dict[str, Any] | None) -> dict[str, Any]:
+    """A run that failed, as an OpenAI error body (type ``run_error``)."""
+    error = error or {}
+    body = openai_error(502, str(error.get("message", "the run failed")), error.get("code"))
+    return {"error": {**body["error"], "type": "run_error"}}
 
 
 class CompletionRequest(BaseModel):
@@ -59,7 +66,7 @@ class CompletionsHandler(FacadeHandler):
                     shaper.feed(event)
             if shaper.failed():
                 self.set_status(502)
-                return self.answer({"error": {**(shaper.error or {}), "type": "run_error"}})
+                return self.answer(run_error(shaper.error))
             return self.answer(shaper.completion())
         include_usage = bool((body.stream_options or {}).get("include_usage"))
         sse = SSEWriter(self)
@@ -74,7 +81,7 @@ class CompletionsHandler(FacadeHandler):
                     sse.data(chunk)
                 await self.flush()
             if shaper.failed():
-                sse.data({"error": {**(shaper.error or {}), "type": "run_error"}})
+                sse.data(run_error(shaper.error))
             elif include_usage:
                 sse.data(shaper.usage_chunk())
             sse.data("[DONE]")

@@ -117,3 +117,18 @@ async def test_every_v1_error_is_json_in_openais_shape(server: Server) -> None:
     async with server.client() as anonymous:
         refused = await anonymous.get("/resolve/v1/models")
     assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
+
+
+async def test_a_failed_run_is_an_openai_error(server: Server, gateway: Any, tmp_path: Any) -> None:
+    from jupyter_resolve.providers import ScriptedProvider
+
+    gateway.provider = ScriptedProvider(tmp_path / "missing.jsonl")  # the provider fails
+    async with client(server) as oa:
+        with pytest.raises(openai.APIStatusError) as failed:
+            await oa.chat.completions.create(
+                model="resolve", messages=[{"role": "user", "content": "hi"}]
+            )
+    assert failed.value.status_code == 502
+    body = failed.value.body
+    assert isinstance(body, dict) and body["type"] == "run_error" and "param" in body
+    assert "missing.jsonl" in failed.value.message

@@ -103,6 +103,9 @@ async def test_sdk_with_a_jupyter_token(
     # another client, another connection, the same token: the same owner
     again = await run_client(sdk, SCRIPTS[sdk], url, auth, f"get:{report['send']['id']}")
     assert again["get"] == {"state": DONE[sdk], "answer": ANSWER}
+    # the owner is the token's digest, never the token
+    owner = gateway.runs.get(report["send"]["id"]).peer
+    assert owner.startswith("jupyter:token:") and server.token not in owner
 
 
 @pytest.mark.parametrize("sdk", ["a2a-03", "a2a-1"])
