@@ -11,6 +11,9 @@ APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromiu
 LABEXT_NAME := jupyter-resolve
 LABEXT_OUT := jupyter_resolve/labextension/package.json
 LABEXT_LINK := $(VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
+# How `jupyter labextension list` names the panel's installer, "(python, jupyter_resolve)": the
+# build does not write it, so it is copied beside the build (a wheel gets it from hatch_build.py).
+LABEXT_INSTALL := jupyter_resolve/labextension/install.json
 LABEXT_SRC := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
 # Where `make lab` serves; the scripted model needs no network and no key.
@@ -22,13 +25,20 @@ HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
 # server-everything and the MCP Inspector (its --cli), from the npm registry, under the venv.
 # Inspector 0.17 is the last line with --header in its CLI that runs on Node 20.
 MCP_NODE := $(VENV)/mcp-node/node_modules/.bin/mcp-server-everything
-# The LiteLLM proxy (real server code with mock responses) for tests/jupyter_resolve/litellm:
-# a venv of its own under the venv, as its pins clash with the lab's packages.
-LITELLM := $(VENV)/litellm/bin/litellm
+# Code nobody here wrote, each in a venv of its own under the venv, made once (the stamp): the
+# official A2A SDK in its 0.3 and 1.x lines (they cannot share a venv), for
+# tests/jupyter_resolve/clients; the LiteLLM proxy (real server code with mock responses) for
+# tests/jupyter_resolve/litellm, with litellm and langchain-openai as clients of the facade
+# (their pins clash with the lab's packages).
+CLIENT_VENVS := $(VENV)/a2a-03/.stamp $(VENV)/a2a-1/.stamp $(VENV)/litellm/.stamp
+CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
+CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
+CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
 
 .PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
-setup: $(STAMP) labextension $(HUB_PROXY) $(MCP_NODE) $(LITELLM)
+setup: $(STAMP) labextension $(HUB_PROXY) $(MCP_NODE)
+setup: $(CLIENT_VENVS)
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -49,17 +59,20 @@ $(MCP_NODE): | $(STAMP)
 		@modelcontextprotocol/server-everything@2026 @modelcontextprotocol/inspector@0.17
 	@touch $(MCP_NODE)
 
-$(LITELLM): | $(STAMP)
-	@test -x $(VENV)/litellm/bin/python || $(PYTHON) -m venv $(VENV)/litellm
-	$(VENV)/litellm/bin/pip install -q --upgrade pip
-	$(VENV)/litellm/bin/pip install -q 'litellm[proxy]>=1.60'
-	@touch $(LITELLM)
+$(VENV)/%/.stamp: | $(STAMP)
+	@test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
+	$(VENV)/$*/bin/pip install -q --upgrade pip
+	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
+	@touch $@
 
-labextension: $(LABEXT_OUT) $(STAMP)
+labextension: $(LABEXT_OUT) $(LABEXT_INSTALL) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
 	@rm -f $(dir $(LABEXT_LINK))jupyter-resolve-labextension # its name before the plugin ids were jupyter-resolve:*
 	@test "$$(readlink $(LABEXT_LINK))" = "$(CURDIR)/jupyter_resolve/labextension" || \
 		{ rm -rf $(LABEXT_LINK); ln -s $(CURDIR)/jupyter_resolve/labextension $(LABEXT_LINK); }
+
+$(LABEXT_INSTALL): install.json $(LABEXT_OUT)
+	cp install.json $@
 
 $(LABEXT_OUT): $(LABEXT_SRC)
 	@command -v npm >/dev/null || { echo "the panel needs Node.js >= 20.19 and npm" >&2; exit 1; }

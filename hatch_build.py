@@ -37,7 +37,9 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         built = root / "jupyter_resolve" / "labextension"
         name = json.loads((built / "package.json").read_text())["name"]
         if version != "editable":
-            # editable installs link the labextension from `make setup` instead
+            # editable installs link the labextension from `make setup` instead (which also
+            # copies install.json there): `jupyter labextension list` reads its installer from it
+            shutil.copy2(root / "install.json", built / "install.json")
             build_data["shared_data"][str(built)] = f"share/jupyter/labextensions/{name}"
         build_data["pure_python"] = False
         build_data["infer_tag"] = True

@@ -14,11 +14,19 @@ from tornado.iostream import StreamClosedError
 
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.completions import CompletionShaper
+from ..contracts.facade_models import FACADE_MODEL, choose, openai_error
 from ..contracts.ids import Id, check_id
-from .base import ResolveHandler, authorized
+from . import facade_base
+from .base import authorized
+from .facade_base import FacadeHandler
 from .streaming import SSEWriter
 
-DEFAULT_MODEL_NAMES = ("", "resolve", "default")
+
+def run_error(error: dict[str, Any] | None) -> dict[str, Any]:
+    """A run that failed, as an OpenAI error body (type ``run_error``)."""
+    error = error or {}
+    body = openai_error(502, str(error.get("message", "the run failed")), error.get("code"))
+    return {"error": {**body["error"], "type": "run_error"}}
 
 
 class CompletionRequest(BaseModel):
@@ -33,20 +41,23 @@ class CompletionRequest(BaseModel):
     session_id: Id | None = None  # or the X-Resolve-Session header: continue that session
 
 
-class CompletionsHandler(ResolveHandler):
-    """Runs the agent like ``POST /resolve/api/chat``: ``resolve`` execute."""
+class CompletionsHandler(FacadeHandler):
+    """Runs the agent like ``POST /resolve/api/chat``: ``resolve`` execute. The model
+    ``resolve/<soul>`` selects that soul; the reply names the model asked for."""
 
     @web.authenticated
     @authorized("execute")
     async def post(self) -> None:
         body = self.parse(CompletionRequest)
-        model = None if body.model in DEFAULT_MODEL_NAMES else body.model
+        chosen = choose(body.model, self.gateway.souls)
         header = self.request.headers.get("X-Resolve-Session")
         session_id = body.session_id or (check_id("X-Resolve-Session", header) if header else None)
         await self.gateway.start()
-        request = ChatRequest(messages=body.messages, model=model, session_id=session_id)
+        request = ChatRequest(
+            messages=body.messages, model=chosen.model, soul=chosen.soul, session_id=session_id
+        )
         run = self.gateway.start_chat(request)
-        shaper = CompletionShaper(run.run_id, run.model)
+        shaper = CompletionShaper(run.run_id, body.model or FACADE_MODEL)
         self.set_header("X-Resolve-Run-Id", run.run_id)
         self.set_header("X-Resolve-Session", run.session_id)
         if not body.stream:
@@ -55,7 +66,7 @@ class CompletionsHandler(ResolveHandler):
                     shaper.feed(event)
             if shaper.failed():
                 self.set_status(502)
-                return self.answer({"error": {**(shaper.error or {}), "type": "run_error"}})
+                return self.answer(run_error(shaper.error))
             return self.answer(shaper.completion())
         include_usage = bool((body.stream_options or {}).get("include_usage"))
         sse = SSEWriter(self)
@@ -70,7 +81,7 @@ class CompletionsHandler(ResolveHandler):
                     sse.data(chunk)
                 await self.flush()
             if shaper.failed():
-                sse.data({"error": {**(shaper.error or {}), "type": "run_error"}})
+                sse.data(run_error(shaper.error))
             elif include_usage:
                 sse.data(shaper.usage_chunk())
             sse.data("[DONE]")
@@ -80,6 +91,10 @@ class CompletionsHandler(ResolveHandler):
         sse.finish()
 
 
-routes: list[tuple[str, Any]] = [(r"/resolve/v1/chat/completions", CompletionsHandler)]
+routes: list[tuple[str, Any]] = [
+    (r"/resolve/v1/chat/completions", CompletionsHandler),
+    *facade_base.routes,
+    *facade_base.catch_all,  # last: any other /resolve/v1/ path
+]
 
 __all__ = ["CompletionsHandler", "routes"]

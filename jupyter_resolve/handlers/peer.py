@@ -9,18 +9,23 @@ JSON-RPC endpoint also takes a Jupyter login; then the server's Authorizer decid
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any
 
 from jupyter_server.auth.decorator import allow_unauthenticated
 from pydantic import BaseModel, ConfigDict, Field
 from tornado import web
+from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import RpcError, SignatureError
-from ..peer import jsonrpc
+from ..peer import jsonrpc, streams
 from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
+from ..peer.grants import JUPYTER_OWNER
 from ..peer.service import PeerService
 from ..peer.signing import HEADER_PEER, Target, is_signed
 from .base import ResolveHandler, authorized
+from .streaming import SSEWriter
 
 MAX_BODY = 1024 * 1024
 OFF = "the peer endpoint is off: no peers are configured (c.Resolve.peer_secrets)"
@@ -122,10 +127,15 @@ class InvokeHandler(PeerHandler):
         self.answer(reply)
 
 
+TOKEN_OWNER = JUPYTER_OWNER + "token:"
+"""The owner of a token-only login's jobs: this prefix and a digest of the token (never the
+token itself), so that every client holding that token sees the same tasks."""
+
+
 class JsonRpcHandler(PeerHandler):
     """``POST <base_url>resolve/peer/a2a``: A2A JSON-RPC, signed by a peer (its jobs run with
     its granted tools) or with a Jupyter login (then the jobs belong to ``jupyter:<user>`` and
-    the Authorizer decides)."""
+    the Authorizer decides). The streaming methods answer as SSE."""
 
     @allow_unauthenticated
     async def post(self) -> None:
@@ -142,31 +152,69 @@ class JsonRpcHandler(PeerHandler):
         self.answer({"ok": False, "error": "sign the request or send a Jupyter token"})
 
     def owner(self) -> str:
-        return f"jupyter:{self.current_user.username}"
+        """Who the jobs of this Jupyter login belong to: the user's name, or, when the request
+        came in with the server's own token (a shared secret, not a person: jupyter_server
+        makes up a new anonymous user for each such request), that token's digest."""
+        presented = self.identity_provider.get_token(self) or ""
+        expected = str(self.token or "")
+        if presented and expected and hmac.compare_digest(presented.encode(), expected.encode()):
+            return TOKEN_OWNER + hashlib.sha256(presented.encode()).hexdigest()[:32]
+        return f"{JUPYTER_OWNER}{self.current_user.username}"
 
     def send(self, response: dict[str, Any]) -> None:
         self.set_status(jsonrpc.http_status(response))
         self.answer(response)
 
-    async def serve(self, owner: str) -> None:
-        self.send(await jsonrpc.handle(self.peers.jobs, owner, self.request.body))
-
-    @authorized("read")
-    async def serve_user(self) -> None:
+    def parsed(self) -> jsonrpc.Call | None:
+        """The request's call; None when it did not parse (the error is answered)."""
         self.check_size()
         raw = self.request.body
         try:
-            call = jsonrpc.parse_call(raw)
+            return jsonrpc.parse_call(raw)
         except RpcError as exc:
-            return self.send(jsonrpc.refuse(raw, exc))
-        if call.op != "get":
+            self.send(jsonrpc.refuse(raw, exc))
+            return None
+
+    async def serve(self, owner: str) -> None:
+        call = self.parsed()
+        if call is not None:
+            await self.respond(owner, call)
+
+    async def respond(self, owner: str, call: jsonrpc.Call) -> None:
+        if call.op in jsonrpc.STREAMING:
+            return await self.stream(owner, call)
+        self.send(await jsonrpc.respond(self.peers.jobs, owner, call))
+
+    async def stream(self, owner: str, call: jsonrpc.Call) -> None:
+        """Each response a ``data:`` frame; keep-alive comments while the run is quiet."""
+        sse = SSEWriter(self)
+        sse.start()
+        idle = self.gateway.config.keepalive_interval
+        try:
+            await self.flush()
+            async for frame in streams.frames(self.peers.jobs, owner, call, idle=idle):
+                if frame is None:
+                    sse.keepalive()
+                else:
+                    sse.data(frame)
+                await self.flush()
+        except StreamClosedError:
+            return  # the client went away; the job goes on
+        sse.finish()
+
+    @authorized("read")
+    async def serve_user(self) -> None:
+        call = self.parsed()
+        if call is None:
+            return
+        if call.op not in jsonrpc.READING:
             return await self.serve_user_execute(call)
-        self.send(await jsonrpc.respond(self.peers.jobs, self.owner(), call))
+        await self.respond(self.owner(), call)
 
     @authorized("execute")
     async def serve_user_execute(self, call: jsonrpc.Call) -> None:
         # sending a message starts a job, cancelling stops one: both are execute on resolve
-        self.send(await jsonrpc.respond(self.peers.jobs, self.owner(), call))
+        await self.respond(self.owner(), call)
 
 
 routes: list[tuple[str, Any]] = [

@@ -218,6 +218,16 @@ class JobManager:
             raise NotFound(f"no job '{job_id}' for peer '{peer}'")
         return Job(peer=peer, run=run, prompt=self.prompts.get(job_id))
 
+    def owned(self, peer: str) -> list[Job]:
+        """The peer's jobs, newest first (those of earlier server processes too, from the run
+        log)."""
+        runs = self.gateway.runs
+        mine = [info for info in runs.infos() if info.peer == peer]
+        return [
+            Job(peer=peer, run=runs.get(info.run_id), prompt=self.prompts.get(info.run_id))
+            for info in reversed(mine)
+        ]
+
     async def cancel(self, peer: str, job_id: str) -> Job:
         job = self.get(peer, job_id)
         if not job.done:

@@ -1,33 +1,46 @@
-"""A2A over JSON-RPC 2.0: ``SendMessage``, ``GetTask``, ``CancelTask`` (v1.0 names) and
-``message/send``, ``tasks/get``, ``tasks/cancel`` (v0.3 names), mapped onto the peer jobs.
+"""A2A over JSON-RPC 2.0: ``SendMessage``, ``GetTask``, ``CancelTask``, ``ListTasks``,
+``SendStreamingMessage``, ``SubscribeToTask`` (v1.0 names) and ``message/send``, ``tasks/get``,
+``tasks/cancel``, ``tasks/list``, ``message/stream``, ``tasks/resubscribe`` (v0.3 names), mapped
+onto the peer jobs. The two streaming ones answer as SSE (``peer/streams.py``).
 
 A task is a job: its id is the job id, its context the job's session, its answer one text
-artifact. Answers use the shapes of the version the method name belongs to (v1.0: ``{"task":
-...}``, ``TASK_STATE_*``, ``ROLE_*``; v0.3: the task itself, ``kind`` fields, lower-case states).
+artifact. Answers use the shapes of the version the method name belongs to (``rendering``).
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Literal
 
 from ..contracts.errors import JsonBodyError, ResolveError, RpcError
-from .jobs import Job, JobManager, JobState
+from .jobs import JobManager
 from .limits import id_problem, loads
+from .listing import list_tasks
+from .rendering import Version, render_task
 
-Version = Literal["1.0", "0.3"]
-Op = Literal["send", "get", "cancel"]
+Op = Literal["send", "get", "cancel", "list", "stream", "subscribe"]
 
 METHODS: dict[str, tuple[Op, Version]] = {
     "SendMessage": ("send", "1.0"),
     "GetTask": ("get", "1.0"),
     "CancelTask": ("cancel", "1.0"),
+    "ListTasks": ("list", "1.0"),
+    "SendStreamingMessage": ("stream", "1.0"),
+    "SubscribeToTask": ("subscribe", "1.0"),
     "message/send": ("send", "0.3"),
     "tasks/get": ("get", "0.3"),
     "tasks/cancel": ("cancel", "0.3"),
+    "tasks/list": ("list", "0.3"),
+    "message/stream": ("stream", "0.3"),
+    "tasks/resubscribe": ("subscribe", "0.3"),
 }
+
+STREAMING: frozenset[Op] = frozenset({"stream", "subscribe"})
+"""The operations answered as an SSE stream of JSON-RPC responses."""
+
+READING: frozenset[Op] = frozenset({"get", "list", "subscribe"})
+"""The operations that only read (``resolve`` read; the others start or stop work: execute)."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -42,21 +55,6 @@ CONTENT_TYPE_NOT_SUPPORTED = -32005
 
 SEND_WAIT = 120.0
 """Longest a blocking send waits for its task to end before answering with it still working."""
-
-_STATES: dict[Version, dict[JobState, str]] = {
-    "1.0": {
-        "running": "TASK_STATE_WORKING",
-        "succeeded": "TASK_STATE_COMPLETED",
-        "failed": "TASK_STATE_FAILED",
-        "cancelled": "TASK_STATE_CANCELED",
-    },
-    "0.3": {
-        "running": "working",
-        "succeeded": "completed",
-        "failed": "failed",
-        "cancelled": "canceled",
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -158,62 +156,7 @@ def task_id(params: dict[str, Any]) -> str:
     return str(value)
 
 
-def _part(text: str, version: Version) -> dict[str, Any]:
-    return {"kind": "text", "text": text} if version == "0.3" else {"text": text}
-
-
-def _message(
-    job: Job, role: Literal["user", "agent"], text: str, message_id: str, version: Version
-) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "messageId": message_id,
-        "role": role if version == "0.3" else f"ROLE_{role.upper()}",
-        "parts": [_part(text, version)],
-        "taskId": job.job_id,
-        "contextId": job.run.session_id,
-    }
-    if version == "0.3":
-        message["kind"] = "message"
-    return message
-
-
-def render_task(job: Job, version: Version, history_length: int | None = None) -> dict[str, Any]:
-    """The job as an A2A Task."""
-    state = job.state
-    status: dict[str, Any] = {
-        "state": _STATES[version][state],
-        "timestamp": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
-    }
-    error = job.error() if job.done else None
-    if error:
-        status["message"] = _message(job, "agent", error, f"{job.job_id}-status", version)
-    history = (
-        [_message(job, "user", job.prompt, f"{job.job_id}-prompt", version)] if job.prompt else []
-    )
-    if history_length is not None:
-        history = history[-history_length:] if history_length > 0 else []
-    task: dict[str, Any] = {
-        "id": job.job_id,
-        "contextId": job.run.session_id,
-        "status": status,
-        "history": history,
-        "metadata": {"runId": job.run.run_id, "soul": job.soul},
-    }
-    answer = job.answer() if job.done else ""
-    if answer:
-        task["artifacts"] = [
-            {
-                "artifactId": f"{job.job_id}-answer",
-                "name": "answer",
-                "parts": [_part(answer, version)],
-            }
-        ]
-    if version == "0.3":
-        task["kind"] = "task"
-    return task
-
-
-def _history_length(params: dict[str, Any]) -> int | None:
+def history_length(params: dict[str, Any]) -> int | None:
     config = params.get("configuration")
     value = params.get("historyLength")
     if value is None and isinstance(config, dict):
@@ -234,7 +177,7 @@ def _blocking(params: dict[str, Any], version: Version) -> bool:
     return config.get("blocking") is not False
 
 
-def _rpc_error(exc: ResolveError) -> RpcError:
+def rpc_error(exc: ResolveError) -> RpcError:
     if exc.status == 400:
         return RpcError(INVALID_PARAMS, exc.message)
     if exc.status == 404:
@@ -247,8 +190,12 @@ def _rpc_error(exc: ResolveError) -> RpcError:
 async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEND_WAIT) -> Any:
     """Run one parsed call for ``owner`` and return its ``result``."""
     params, version = request.params, request.version
-    history = _history_length(params)
+    history = history_length(params)
+    if request.op in STREAMING:
+        raise RpcError(INTERNAL_ERROR, "a streaming method is answered as a stream")
     try:
+        if request.op == "list":
+            return list_tasks(jobs.owned(owner), params, version, history)
         if request.op == "send":
             text, soul = message_text(params)
             job = await jobs.submit(owner, text, soul, context_id(params))
@@ -268,7 +215,7 @@ async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEN
     except RpcError:
         raise  # already the answer (and a ResolveError too)
     except ResolveError as exc:
-        raise _rpc_error(exc) from exc
+        raise rpc_error(exc) from exc
 
 
 def result(request_id: Any, value: Any) -> dict[str, Any]:

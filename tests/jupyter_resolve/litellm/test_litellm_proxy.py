@@ -61,7 +61,9 @@ def litellm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (folder / "config.yaml").write_text(CONFIG)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    # its shipped price list, not one fetched from the network
     env.update(LITELLM_TELEMETRY="False", LITELLM_LOG="ERROR", NO_PROXY="*")
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True")
     log = (folder / "proxy.log").open("wb")
     proc = subprocess.Popen(
         [str(LITELLM), "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port)],

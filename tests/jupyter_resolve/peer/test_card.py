@@ -78,3 +78,19 @@ def test_skills_are_the_souls_whose_tools_are_all_granted() -> None:
     assert planner["tags"] == ["soul", "planner", "read_file"]
     everything = {s["id"]: s for s in card(["python", "read_file", "shell"])["skills"]}
     assert everything["anything"]["tags"] == ["soul", "tool-agent", "python", "read_file"]
+
+
+def test_card_has_the_v03_fields_beside_the_v1_ones() -> None:
+    c = card([])
+    assert c["url"] == URL and c["preferredTransport"] == "JSONRPC"
+    assert c["protocolVersion"].startswith("0.3")
+    assert c["capabilities"]["streaming"] is True
+    signature = c["securitySchemes"]["resolveSignature"]
+    assert (signature["type"], signature["in"], signature["name"]) == (
+        "apiKey",
+        "header",
+        "X-Resolve-Signature",
+    )
+    token = c["securitySchemes"]["jupyterToken"]
+    assert (token["type"], token["scheme"]) == ("http", "Bearer")
+    assert c["security"] == [{"resolveSignature": []}, {"jupyterToken": []}]

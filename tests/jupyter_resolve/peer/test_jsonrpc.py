@@ -142,3 +142,14 @@ def test_any_body_parses_or_is_an_rpc_error(value: object) -> None:
         task_id(call.params)
     except RpcError as exc:
         assert exc.code == INVALID_PARAMS
+
+
+def test_streaming_listing_and_subscribing_have_both_names() -> None:
+    pairs = [
+        ("SendStreamingMessage", "message/stream", "stream"),
+        ("SubscribeToTask", "tasks/resubscribe", "subscribe"),
+        ("ListTasks", "tasks/list", "list"),
+    ]
+    for new, old, op in pairs:
+        a, b = parse_call(raw(method=new, params={})), parse_call(raw(method=old, params={}))
+        assert a.op == b.op == op and (a.version, b.version) == ("1.0", "0.3")

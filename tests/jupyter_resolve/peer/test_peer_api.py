@@ -273,7 +273,7 @@ async def test_jsonrpc_v03_names_block_until_done(server: Server) -> None:
     assert got["status"]["state"] == "completed"
     missing = await rpc(server, "tasks/get", {"id": "job-nope"})
     assert missing["error"]["code"] == -32001
-    unknown = await rpc(server, "tasks/resubscribe", {"id": task["id"]})
+    unknown = await rpc(server, "tasks/pushNotificationConfig/set", {"id": task["id"]})
     assert unknown["error"]["code"] == -32601
 
 
