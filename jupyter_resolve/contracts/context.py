@@ -199,6 +199,26 @@ def elide(message: Message) -> Message:
     return {**message, "content": note}
 
 
+def _elide_oldest(
+    messages: list[Message], costs: list[int], total: int, budget: int, end: int, ratio: float
+) -> tuple[int, int]:
+    """Elide tool outputs before ``end``, oldest first, until ``total`` fits ``budget``
+    (``messages`` and ``costs`` change in place); the new total and how many were elided."""
+    elided = 0
+    for i in range(end):
+        if total <= budget:
+            break
+        m = messages[i]
+        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
+            continue
+        messages[i] = elide(m)
+        cost = message_tokens(messages[i], ratio)
+        total -= costs[i] - cost
+        costs[i] = cost
+        elided += 1
+    return total, elided
+
+
 def _turn_starts(messages: Sequence[Message]) -> list[int]:
     starts = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     return starts if starts and starts[0] == 0 else [0, *starts]
@@ -226,16 +246,7 @@ def fit(
     if total <= budget or not history:
         return assembly
     # 1. Elide tool outputs, oldest first.
-    for i, m in enumerate(history):
-        if total <= budget:
-            break
-        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
-            continue
-        history[i] = elide(m)
-        new_cost = message_tokens(history[i], ratio)
-        total -= costs[i] - new_cost
-        costs[i] = new_cost
-        assembly.elided += 1
+    total, assembly.elided = _elide_oldest(history, costs, total, budget, len(history), ratio)
     # 2. Drop the oldest whole turns (a turn: a user message and what followed it).
     if total > budget:
         # With a summary (a model call) drop down to three quarters, so that the next turns
@@ -278,18 +289,7 @@ def fit_round(
         return list(messages), None
     fitted = list(messages)
     newest = max((i for i, m in enumerate(fitted) if m.get("role") == "assistant"), default=0)
-    elided = 0
-    for i in range(newest):
-        if total <= budget:
-            break
-        m = fitted[i]
-        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
-            continue
-        fitted[i] = elide(m)
-        cost = message_tokens(fitted[i], ratio)
-        total -= costs[i] - cost
-        costs[i] = cost
-        elided += 1
+    total, elided = _elide_oldest(fitted, costs, total, budget, newest, ratio)
     users = [i for i, m in enumerate(fitted) if m.get("role") == "user"]
     dropped = 0
     if total > budget and len(users) > 1:

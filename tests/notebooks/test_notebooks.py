@@ -37,17 +37,9 @@ def run(path: Path, server: RunningServer, executed: dict[Path, Any]) -> Any:
 
 
 def execute(path: Path, server: RunningServer) -> Any:
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        timeout=180,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(server.root)}},
-    )
     # A kernel started here, not by the server: it gets the connection by hand (any token the
-    # server accepts works; kernels the server starts inherit JUPYTER_RESOLVE_* instead).
-    client.execute(env=server.kernel_env())
-    return notebook
+    # server accepts works).
+    return server.execute(nbformat.read(path, as_version=4))
 
 
 def outputs(notebook: Any) -> list[dict[str, Any]]:

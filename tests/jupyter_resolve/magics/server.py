@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -38,6 +39,20 @@ class RunningServer:
         """An environment for a kernel the test starts itself, pointing at this server."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_RESOLVE_")}
         return {**env, "JUPYTER_RESOLVE_URL": self.url, "JUPYTER_RESOLVE_TOKEN": self.token}
+
+    def execute(self, notebook: Any, timeout: int = 180) -> Any:
+        """Run ``notebook`` headless with nbclient in a kernel started here, connected to this
+        server by hand (kernels the server starts inherit JUPYTER_RESOLVE_* instead)."""
+        from nbclient import NotebookClient
+
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(self.root)}},
+        )
+        client.execute(env=self.kernel_env())
+        return notebook
 
     def get(self, path: str) -> httpx.Response:
         headers = {"Authorization": f"token {self.token}"}

@@ -11,7 +11,6 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.jupyter_resolve.magics.server import RunningServer, running_server
@@ -68,13 +67,7 @@ def test_the_second_resolve_cell_carries_the_first_turn(
         nbformat.v4.new_code_cell(f"%resolve {FIRST}"),
         nbformat.v4.new_code_cell("%resolve What is my favourite number?"),
     ]
-    client = NotebookClient(
-        notebook,
-        timeout=180,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(server.root)}},
-    )
-    client.execute(env=server.kernel_env())
+    server.execute(notebook)
     assert len(fake.requests) == 3, [c.outputs for c in notebook.cells]
     carries_first_turn(fake.requests[2].body["messages"], FIRST)
     shown = "".join(

@@ -13,7 +13,6 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from tests.fakes.openai_server import FakeOpenAI, text_reply
 from tests.jupyter_resolve.magics.server import RunningServer, running_server
@@ -61,14 +60,7 @@ def live(tmp_path_factory: pytest.TempPathFactory, fake: FakeOpenAI) -> Iterator
 
 def run_cells(server: RunningServer, sources: list[str]) -> Any:
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
-    client = NotebookClient(
-        notebook,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(server.root)}},
-    )
-    client.execute(env=server.kernel_env())
-    return notebook
+    return server.execute(notebook, timeout=120)
 
 
 def shown(notebook: Any) -> str:
