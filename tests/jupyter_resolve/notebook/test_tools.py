@@ -51,12 +51,12 @@ async def test_a_kernel_busy_with_the_users_cell_is_left_alone(
     server: Server, jp_serverapp: Any, jp_root_dir: Path
 ) -> None:
     path, kernel_id = await user_notebook(server, jp_serverapp, jp_root_dir)
-    cell = asyncio.ensure_future(
-        run_in_kernel(jp_serverapp, kernel_id, "import time; time.sleep(6)")
-    )
+    started = jp_root_dir / "cell-started"
+    code = f"import time; open({str(started)!r}, 'w').close(); time.sleep(8)"
+    cell = asyncio.ensure_future(run_in_kernel(jp_serverapp, kernel_id, code))
     kernel = jp_serverapp.kernel_manager.get_kernel(kernel_id)
-    for _ in range(200):  # until the server has seen the kernel go busy
-        if kernel.execution_state == "busy":
+    for _ in range(500):  # until the cell runs and the server has seen the kernel busy
+        if started.exists() and kernel.execution_state == "busy":
             break
         await asyncio.sleep(0.02)
     busy = await server.get("/resolve/api/notebook/variables", params={"path": path})
