@@ -1,6 +1,7 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
+import { IModels, validateModels } from './status';
 import {
   IArtifact,
   IHealth,
@@ -35,6 +36,8 @@ export interface IChatRequest {
   readonly notebook?: string;
   /** Variables mentioned as `@name`: the server describes each in the notebook's kernel. */
   readonly mentions?: { readonly name: string }[];
+  /** The model to answer with (one of `GET resolve/api/models`); absent: the server's default. */
+  readonly model?: string;
 }
 
 type StreamCallbacks = Omit<IStreamOptions, 'path' | 'init' | 'lastEventId'>;
@@ -54,7 +57,12 @@ export function chat(body: IChatRequest, callbacks: StreamCallbacks): Promise<nu
 
 /** Start a task (the role chain: planner → specialist → evaluator → tool agent), read its events. */
 export function task(
-  body: { readonly goal: string; readonly session_id?: string; readonly chain?: string[] },
+  body: {
+    readonly goal: string;
+    readonly session_id?: string;
+    readonly chain?: string[];
+    readonly model?: string;
+  },
   callbacks: StreamCallbacks
 ): Promise<number> {
   return streamRun({
@@ -127,6 +135,11 @@ export async function decide(
 /** `GET resolve/api/health`. */
 export async function health(): Promise<IHealth> {
   return validateHealth(await requestJSON('health'));
+}
+
+/** `GET resolve/api/models`: what may be picked, and the default. */
+export async function models(): Promise<IModels> {
+  return validateModels(await requestJSON('models'));
 }
 
 /** `GET resolve/api/souls`. */

@@ -25,6 +25,7 @@ import {
   liveSnapshot,
   PanelState
 } from './state';
+import { IModels, modelsNote, pickedModel } from './status';
 import { INotebookActions } from './tokens';
 import {
   IHealth,
@@ -103,6 +104,10 @@ export class ChatModel {
   variables: IVariable[] | null = null;
   /** Why there are no variables to mention (no notebook, no kernel, an error). */
   variablesNote: string | null = null;
+  /** What `GET resolve/api/models` offered (null: not loaded, or the server lacks it). */
+  models: IModels | null = null;
+  /** Why the models could not be loaded. */
+  modelsError: string | null = null;
   /** Proposals being decided from here: proposal id → what is happening. */
   deciding: { [proposalId: string]: string } = {};
   /** How proposals reach notebooks (set by the notebook plugin). */
@@ -116,6 +121,37 @@ export class ChatModel {
 
   get busy(): boolean {
     return this._streaming;
+  }
+
+  /** The model picked for the next run ('' : the server's default; remembered in IStateDB). */
+  get model(): string {
+    return pickedModel(this.models, this._state.model);
+  }
+
+  /** A quiet note under the picker, e.g. why the provider's list is missing. */
+  get modelsNote(): string | null {
+    return this.modelsError ?? modelsNote(this.models);
+  }
+
+  /** Pick the model of the next runs ('' : the server's default). */
+  setModel(model: string): void {
+    this._state.setModel(model && model !== this.models?.default ? model : null);
+    this._emit();
+  }
+
+  async refreshModels(): Promise<void> {
+    try {
+      this.models = await api.models();
+      this.modelsError = null;
+    } catch (error) {
+      this.models = null;
+      // a server without the endpoint: no picker, no note
+      this.modelsError =
+        error instanceof ResolveRequestError && error.notAvailable
+          ? null
+          : describeError(error, 'Models');
+    }
+    this._emit();
   }
 
   /** Describe the model answering, e.g. "offline scripted model". */
@@ -146,7 +182,9 @@ export class ChatModel {
   async start(): Promise<void> {
     void this.refreshHealth();
     void this.refreshSouls();
+    void this.refreshModels();
     await this._state.restore();
+    this._emit(); // the remembered model
     this.notebook = this.notebook ?? this._state.notebook;
     const live = this._state.live;
     const current = live?.sessionId ?? this._state.current;
@@ -407,7 +445,11 @@ export class ChatModel {
     try {
       if (this.mode === 'task') {
         await api.task(
-          { goal: message, ...(this.sessionId ? { session_id: this.sessionId } : {}) },
+          {
+            goal: message,
+            ...(this.sessionId ? { session_id: this.sessionId } : {}),
+            ...(this.model ? { model: this.model } : {})
+          },
           { onEvent, onInvalid }
         );
       } else {
@@ -418,6 +460,7 @@ export class ChatModel {
             messages: [{ role: 'user', content: message }],
             ...(this.sessionId ? { session_id: this.sessionId } : {}),
             ...(this.soul ? { soul: this.soul } : {}),
+            ...(this.model ? { model: this.model } : {}),
             ...(notebook ? { notebook } : {}),
             // sent only when there are some: a server without mentions refuses the field
             ...(notebook && mentions?.length ? { mentions: mentions.map(name => ({ name })) } : {})
@@ -426,7 +469,15 @@ export class ChatModel {
         );
       }
     } catch (error) {
-      this.error = describeError(error, this.mode === 'task' ? 'Task' : 'Chat');
+      if (error instanceof ResolveRequestError && error.code === 'model_not_allowed') {
+        // the server's allowlist changed under the picker: the turn says why (its message
+        // stays, to send again), and the list is loaded again
+        turn.run.errors.push(`Not sent: ${error.message}`);
+        turn.run.reason = turn.run.reason ?? 'error';
+        void this.refreshModels();
+      } else {
+        this.error = describeError(error, this.mode === 'task' ? 'Task' : 'Chat');
+      }
       if (!turn.run.endedAt) {
         turn.run.endedAt = Date.now();
       }

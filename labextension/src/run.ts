@@ -107,6 +107,14 @@ export interface IRunView {
   tools: { [callId: string]: IToolCall };
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens read from the provider's cache (`usage.cached_tokens`, summed). */
+  cachedTokens: number;
+  /** Prompt tokens written to the provider's cache (`usage.cache_write_tokens`, summed). */
+  cacheWriteTokens: number;
+  /** USD, when the model's prices are known: the sum of `usage.cost` (else the last `run_cost`). */
+  cost: number | null;
+  /** `run.started.budget.cost`: the run's cost budget in USD, when one is set. */
+  costBudget: number | null;
   rounds: number | null;
   reason: string | null;
   summary: string | null;
@@ -144,6 +152,10 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
     tools: {},
     promptTokens: 0,
     completionTokens: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    cost: null,
+    costBudget: null,
     rounds: null,
     reason: null,
     summary: null,
@@ -228,6 +240,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
         run.parts.push({ kind: 'step', runId: d.run_id, soul });
         run.model = String(d.model ?? run.model);
         run.budget = (run.budget ?? 0) + (d.budget?.rounds ?? 0) || null;
+        run.costBudget = finite(d.budget?.cost) ?? run.costBudget;
         break;
       }
       run.runId = d.run_id;
@@ -236,6 +249,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       run.model = String(d.model ?? '');
       run.soul = d.soul ?? null;
       run.budget = d.budget?.rounds ?? null;
+      run.costBudget = finite(d.budget?.cost);
       run.mentions = d.mentions ?? [];
       run.instructions = d.context?.instructions ?? [];
       break;
@@ -280,8 +294,7 @@ export function applyEvent(run: IRunView, event: IRunEvent, now: number = Date.n
       break;
     }
     case 'usage':
-      run.promptTokens += Number(d.prompt_tokens ?? 0);
-      run.completionTokens += Number(d.completion_tokens ?? 0);
+      foldUsage(run, d);
       break;
     case 'run.error':
       run.errors.push(d.code ? `${d.code}: ${d.message}` : String(d.message));
@@ -386,6 +399,60 @@ function closeCalls(run: IRunView, reason: string): void {
       proposal.status = 'closed';
     }
   }
+}
+
+function finite(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * Add one `usage` event: tokens and cache counts are summed; the cost is the sum of each
+ * completion's `cost` (a task's steps each count from zero), or, from a server that sent only
+ * the running total, the last `run_cost`. No price known: the cost stays null.
+ */
+function foldUsage(run: IRunView, d: IRunEvent['data']): void {
+  run.promptTokens += finite(d.prompt_tokens) ?? 0;
+  run.completionTokens += finite(d.completion_tokens) ?? 0;
+  run.cachedTokens = (run.cachedTokens ?? 0) + (finite(d.cached_tokens) ?? 0);
+  run.cacheWriteTokens = (run.cacheWriteTokens ?? 0) + (finite(d.cache_write_tokens) ?? 0);
+  const cost = finite(d.cost);
+  const total = finite(d.run_cost);
+  if (cost !== null) {
+    run.cost = (run.cost ?? 0) + cost;
+  } else if (total !== null) {
+    run.cost = total;
+  }
+}
+
+/** `$0.0042`, as %resolve writes a cost. */
+export function formatCost(usd: number): string {
+  return `$${usd.toFixed(4)}`;
+}
+
+/**
+ * The footer's tokens and cost, as %resolve shows them:
+ * "1,234 tokens (900 cached, 50 written to cache) · $0.0042" (no cost when no price is known;
+ * "of $0.50" when the run has a cost budget).
+ */
+export function usageLine(run: IRunView): string {
+  const n = (value: number) => value.toLocaleString('en-US');
+  const cache = [
+    [run.cachedTokens ?? 0, 'cached'],
+    [run.cacheWriteTokens ?? 0, 'written to cache']
+  ]
+    .filter(([count]) => count)
+    .map(([count, what]) => `${n(count as number)} ${what}`);
+  let line = `${n(run.promptTokens + run.completionTokens)} tokens`;
+  if (cache.length) {
+    line += ` (${cache.join(', ')})`;
+  }
+  if (run.cost !== null && run.cost !== undefined) {
+    line += ` · ${formatCost(run.cost)}`;
+    if (run.costBudget) {
+      line += ` of $${run.costBudget.toFixed(2)}`;
+    }
+  }
+  return line;
 }
 
 function tokenCount(value: unknown): number | null {

@@ -25,6 +25,8 @@ export namespace StateKeys {
   export const live = 'jupyter-resolve:live';
   /** The notebook the chat is bound to ("Ask Resolve about this notebook"). */
   export const notebook = 'jupyter-resolve:notebook';
+  /** The model picked in the panel (absent: the server's default). */
+  export const model = 'jupyter-resolve:model';
 }
 
 /** A session started here: its title and what was asked in each of its runs. */
@@ -259,6 +261,20 @@ export class PanelState {
     this._write(StateKeys.notebook);
   }
 
+  /** The model picked in the panel, or null (the server's default). */
+  get model(): string | null {
+    return this._model;
+  }
+
+  /** Remember the model picked (null: the server's default). */
+  setModel(model: string | null): void {
+    if (model === this._model && this._touched.has(StateKeys.model)) {
+      return;
+    }
+    this._model = model;
+    this._write(StateKeys.model);
+  }
+
   /** Cache the live run (null: none to resume). */
   setLive(live: IStoredLive | null): void {
     if (live === null && this._live === null && this._touched.has(StateKeys.live)) {
@@ -269,8 +285,15 @@ export class PanelState {
   }
 
   private async _read(): Promise<void> {
-    const [sessions, current, live, notebook] = await Promise.all(
-      [StateKeys.sessions, StateKeys.current, StateKeys.live, StateKeys.notebook].map(key =>
+    const keys = [
+      StateKeys.sessions,
+      StateKeys.current,
+      StateKeys.live,
+      StateKeys.notebook,
+      StateKeys.model
+    ];
+    const [sessions, current, live, notebook, model] = await Promise.all(
+      keys.map(key =>
         this._store.fetch(key).catch(() => undefined)
       )
     );
@@ -283,6 +306,9 @@ export class PanelState {
     }
     if (!this._touched.has(StateKeys.notebook)) {
       this._notebook = restoreCurrent(notebook); // a non-empty string, like the session id
+    }
+    if (!this._touched.has(StateKeys.model)) {
+      this._model = restoreCurrent(model);
     }
   }
 
@@ -301,7 +327,9 @@ export class PanelState {
             ? this._current
             : key === StateKeys.notebook
               ? this._notebook
-              : this._live;
+              : key === StateKeys.model
+                ? this._model
+                : this._live;
       try {
         await (value === null
           ? this._store.remove(key)
@@ -318,6 +346,7 @@ export class PanelState {
   private _current: string | null = null;
   private _live: IStoredLive | null = null;
   private _notebook: string | null = null;
+  private _model: string | null = null;
   private _touched = new Set<string>();
   private _pending = new Set<string>();
 }

@@ -2,6 +2,7 @@
  * Server shapes are checked where they enter (DESIGN 3.6): an event with an unknown type or a
  * missing field is refused here, so the panel works with typed values only.
  */
+import { IMcpServer, validateMcp } from './status';
 
 /** The normalized event types of DESIGN 3.6. */
 export const EVENT_TYPES = [
@@ -47,7 +48,8 @@ export interface IEventData {
   readonly roles?: string[];
   readonly soul?: string | null;
   readonly model?: string;
-  readonly budget?: { readonly rounds?: number };
+  /** `run.started`: the rounds budget, and the cost budget in USD when one is set. */
+  readonly budget?: { readonly rounds?: number; readonly cost?: number | null };
   readonly text?: string;
   readonly call_id?: string;
   readonly name?: string;
@@ -60,6 +62,17 @@ export interface IEventData {
   readonly ms?: number;
   readonly prompt_tokens?: number;
   readonly completion_tokens?: number;
+  /** `usage`: prompt tokens read from / written to the provider's cache (issue 19). */
+  readonly cached_tokens?: number;
+  readonly cache_write_tokens?: number;
+  /** `usage`, when the model's price is known: this completion's cost and the run's, USD. */
+  readonly cost?: number;
+  readonly run_cost?: number;
+  /**
+   * `tool.requested`: the provider's signed thinking blocks of the turn (opaque, kept so the
+   * server can send them back; never rendered).
+   */
+  readonly thinking_blocks?: unknown[];
   readonly code?: string;
   readonly message?: string;
   readonly reason?: string;
@@ -88,6 +101,10 @@ export interface IEventData {
   readonly before_tokens?: number;
   readonly after_tokens?: number;
   readonly turns?: number;
+  readonly elided?: number;
+  /** The runs whose turns the model's summary covers, and the summary's sha256. */
+  readonly summarized_runs?: string[];
+  readonly summary_sha256?: string;
   readonly [key: string]: unknown;
 }
 
@@ -320,6 +337,8 @@ export interface IHealth {
   readonly allowRemoteImages: boolean;
   /** null from a server that does not say (older servers) or says something else. */
   readonly sandbox: ISandbox | null;
+  /** The configured MCP servers (`health.mcp`), by name; [] when none (or an older server). */
+  readonly mcp: IMcpServer[];
 }
 
 const SANDBOX_LABELS: { readonly [kind in ISandbox['kind']]: string } = {
@@ -354,7 +373,8 @@ export function validateHealth(body: unknown): IHealth {
     model: String(provider.model ?? ''),
     problems,
     allowRemoteImages: body.allow_remote_images === true,
-    sandbox: validateSandbox(body.sandbox)
+    sandbox: validateSandbox(body.sandbox),
+    mcp: validateMcp(body.mcp)
   };
 }
 

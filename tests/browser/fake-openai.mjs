@@ -6,15 +6,26 @@ import { createServer } from 'node:http';
 
 /**
  * Start the fake. `reply(body, n)` answers request `n` (0-based) with `{content?, tool_calls?:
- * [{name, arguments}]}`. Returns {baseUrl, requests, close()}; `requests` holds the parsed bodies.
+ * [{name, arguments}], usage?}` (`usage` replaces the default usage chunk, e.g. with cache
+ * counts). `GET /v1/models` lists `models` (ids), or answers 500 while `fake.failModels` is
+ * set. Returns {baseUrl, requests, failModels, close()}; `requests` holds the parsed bodies.
  */
-export async function startFakeOpenAI(reply) {
+export async function startFakeOpenAI(reply, { models = [] } = {}) {
   const requests = [];
   let calls = 0;
+  const fake = { failModels: false };
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', d => (raw += d));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url.endsWith('/models')) {
+        const [status, body] = fake.failModels
+          ? [500, { error: { message: 'the model list is down', type: 'server_error' } }]
+          : [200, { object: 'list', data: models.map(id => ({ id, object: 'model', owned_by: 'fake' })) }];
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(body));
+        return;
+      }
       if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
@@ -52,7 +63,7 @@ export async function startFakeOpenAI(reply) {
           created: 1700000000,
           model: body.model,
           choices: [],
-          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }
+          usage: turn.usage ?? { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }
         })}\n\n`
       );
       res.end('data: [DONE]\n\n');
@@ -60,11 +71,11 @@ export async function startFakeOpenAI(reply) {
   });
   await new Promise(ok => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address();
-  return {
+  return Object.assign(fake, {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     close: () => new Promise(ok => server.close(ok))
-  };
+  });
 }
 
 /** The text of a chat message's content (a string or content parts). */

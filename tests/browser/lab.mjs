@@ -81,7 +81,9 @@ export async function startLab({ files = {}, config = '' } = {}) {
       '--ServerApp.disable_check_xsrf=False',
       `--LabApp.workspaces_dir=${join(root, '.workspaces')}`,
       `--LabApp.app_settings_dir=${settingsDir}`,
-      '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate'
+      '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate',
+      // window.jupyterapp: tests wait on the app's own promises (see settleNotebook)
+      '--LabApp.expose_app_in_browser=True'
     ],
     {
       cwd: root,
@@ -184,6 +186,33 @@ export async function waitForLab(page) {
     null,
     { timeout: 60_000 }
   );
+}
+
+/**
+ * Wait until the open notebook `path` is settled: its kernel connected and the metadata it
+ * writes (language_info from the kernel's info, kernelspec from its spec) in the model, then
+ * saved, so the notebook is clean. Opening a notebook dirties it a moment later, when the
+ * kernel answers; a step that saves or reverts depending on `dirty` races with that.
+ */
+export async function settleNotebook(page, path) {
+  await page.waitForFunction(
+    path =>
+      [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path)
+        ?.sessionContext?.session?.kernel != null,
+    path
+  );
+  await page.evaluate(async path => {
+    const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === path);
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    const kernel = panel.sessionContext.session.kernel;
+    // the panel's own handlers were attached to these promises first, so they have run
+    await kernel.info;
+    await kernel.spec;
+    if (panel.context.model.dirty) {
+      await panel.context.save();
+    }
+  }, path);
 }
 
 /** Open the panel with its shortcut (falls back to the command palette). */

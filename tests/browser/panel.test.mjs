@@ -6,6 +6,7 @@ import {
   labForSuite,
   openPanel,
   send,
+  settleNotebook,
   shot,
   waitForLab,
   waitForSavedState
@@ -53,6 +54,9 @@ async function openDemo(page, lab) {
   await page.goto(lab.url + 'lab/tree/demo.ipynb');
   await waitForLab(page);
   await page.waitForSelector('.jp-OutputArea-child');
+  // a clean notebook whose kernel has written its metadata: promoting saves a dirty notebook
+  // and reloads a clean one, so the kernel's late write must not fall between the two
+  await settleNotebook(page, 'demo.ipynb');
   await dismissToasts(page);
 }
 
@@ -187,10 +191,29 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     const { page } = suite.session;
     await openDemo(page, suite.lab);
     const outputs = page.locator('.jp-OutputArea-child');
+    const promoted = [];
     for (const index of [0, 1]) {
       await outputs.nth(index).click({ button: 'right' });
       await page.locator('.lm-Menu-itemLabel', { hasText: 'Promote output' }).click();
-      await page.locator('.Toastify__toast', { hasText: 'Promoted' }).last().waitFor();
+      // this promotion's toast (the last one may still be closing), shown once it is done
+      const id = await (
+        await page.waitForFunction(seen => {
+          for (const toast of document.querySelectorAll('.Toastify__toast')) {
+            const found = toast.innerText.match(/Promoted: .*\((art-[0-9a-f]+)\)/s)?.[1];
+            if (found && !seen.includes(found)) return found;
+          }
+          return null;
+        }, promoted)
+      ).jsonValue();
+      promoted.push(id);
+      // the open notebook reloaded what the server wrote: the id is in its model, unchanged
+      assert.ok(
+        await page.evaluate(id => {
+          const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb');
+          return !nb.context.model.dirty && JSON.stringify(nb.context.model.toJSON()).includes(id);
+        }, id),
+        `the open notebook holds ${id} and is clean`
+      );
       await dismissToasts(page);
     }
     // the server wrote the artifact ids into the file: the open notebook followed, so a save

@@ -13,3 +13,4 @@ export const mentions = require(built + 'mentions.js');
 export const diff = require(built + 'diff.js');
 export const proposal = require(built + 'proposal.js');
 export const transcript = require(built + 'transcript.js');
+export const status = require(built + 'status.js');

@@ -9,7 +9,7 @@ import {
   variableHint
 } from '../mentions';
 import { ChatModel, ITurn, promptOf } from '../model';
-import { compactionLine, ICompaction, IRunView, emptySummary } from '../run';
+import { compactionLine, ICompaction, IRunView, emptySummary, usageLine } from '../run';
 import { composerHint, sends } from '../settings';
 import { IMention } from '../validate';
 import { ProposalCard } from './Proposal';
@@ -39,8 +39,14 @@ function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.
         rounds {run.rounds ?? '…'}
         {run.budget ? `/${run.budget}` : ''}
       </span>
-      <span title={`prompt ${run.promptTokens}, completion ${run.completionTokens}`}>
-        tokens {tokens}
+      <span
+        className="jp-resolve-usage"
+        title={
+          `prompt ${run.promptTokens}, completion ${run.completionTokens}` +
+          (tokens ? '' : ' (the provider reported none)')
+        }
+      >
+        {usageLine(run)}
       </span>
       <span>{seconds.toFixed(1)} s</span>
       {run.reason && <span className={`jp-resolve-reason-${run.reason}`}>{run.reason}</span>}

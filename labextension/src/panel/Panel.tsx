@@ -6,18 +6,57 @@ import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
+import { Status } from './Status';
 import { Transcript } from './Transcript';
 
 /** The panel's tabs. */
-export type Tab = 'chat' | 'transcript' | 'sessions' | 'runs' | 'artifacts';
-const TABS: Tab[] = ['chat', 'sessions', 'transcript', 'runs', 'artifacts'];
+export type Tab = 'chat' | 'transcript' | 'sessions' | 'runs' | 'artifacts' | 'status';
+const TABS: Tab[] = ['chat', 'sessions', 'transcript', 'runs', 'artifacts', 'status'];
 const LABELS: { [t in Tab]: string } = {
   chat: 'Chat',
   transcript: 'Transcript',
   sessions: 'Sessions',
   runs: 'Runs',
-  artifacts: 'Artifacts'
+  artifacts: 'Artifacts',
+  status: 'Status'
 };
+
+/** The model picker: the server's list (`GET resolve/api/models`), the default first. */
+function ModelPicker(props: { readonly model: ChatModel }): JSX.Element | null {
+  const { model } = props;
+  const models = model.models;
+  if (!models) {
+    return null; // not loaded, or a server without the endpoint: the server's default answers
+  }
+  const others = models.models.filter(m => m.id !== models.default);
+  const picked = model.model;
+  if (!others.length && !picked) {
+    return null; // nothing to pick between (the scripted model, a one-model server)
+  }
+  return (
+    <label className="jp-resolve-model-picker">
+      <span className="jp-resolve-sr">Model</span>
+      <select
+        value={picked}
+        aria-label="Model"
+        title={model.modelsNote ?? 'The model the next answer uses'}
+        onChange={e => model.setModel(e.target.value)}
+      >
+        <option value="">
+          {models.default ? `${models.default} (default)` : 'default model'}
+        </option>
+        {picked && !models.models.some(m => m.id === picked) && (
+          <option value={picked}>{picked}</option>
+        )}
+        {others.map(m => (
+          <option key={m.id} value={m.id} title={m.listed ? m.id : `${m.id} (not listed)`}>
+            {m.name ? `${m.name} (${m.id})` : m.id}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
 
 /** Which project instructions the session's latest run read, e.g. "instructions: AGENTS.md". */
 function Instructions(props: { readonly model: ChatModel }): JSX.Element | null {
@@ -69,7 +108,13 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
           ⚠ {model.healthError}
         </span>
       )}
+      {model.modelsNote && (
+        <span className="jp-resolve-models-note" role="note" title={model.modelsNote}>
+          {model.modelsNote}
+        </span>
+      )}
       <div className="jp-resolve-header-controls">
+        <ModelPicker model={model} />
         <label className="jp-resolve-mode">
           <span className="jp-resolve-sr">Mode</span>
           <select
@@ -163,6 +208,7 @@ function PanelView(props: {
         {panel.tab === 'sessions' && <Sessions model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'runs' && <Runs model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'artifacts' && <Artifacts generation={panel.artifactsGeneration} />}
+        {panel.tab === 'status' && <Status model={props.model} />}
       </div>
     </>
   );

@@ -1,0 +1,77 @@
+/**
+ * How the server's parts stand (`GET resolve/api/health`): the provider, the sandbox, problems,
+ * and one row per configured MCP server with its state; a failed server shows its error and the
+ * end of its stderr (already redacted by the server), as text.
+ */
+import * as React from 'react';
+import { ChatModel } from '../model';
+import { IMcpServer, mcpSummary } from '../status';
+
+function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
+  const s = props.server;
+  return (
+    <li
+      className={`jp-resolve-mcp jp-mod-${s.state}`}
+      data-server={s.name}
+      aria-label={`MCP server ${s.name}: ${s.state}`}
+    >
+      <div className="jp-resolve-mcp-head">
+        <span className="jp-resolve-mcp-dot" aria-hidden="true" />
+        <span className="jp-resolve-mcp-name">{s.name}</span>
+        <span className="jp-resolve-mcp-state">{mcpSummary(s)}</span>
+        <span className="jp-resolve-row-meta" title={`${s.transport}: ${s.target}`}>
+          {s.transport} · {s.target}
+          {s.starts > 1 ? ` · started ${s.starts} times` : ''}
+        </span>
+      </div>
+      {s.tools && s.tools.length > 0 && (
+        <div className="jp-resolve-row-meta jp-resolve-mcp-tools">
+          {s.tools.map(t => `mcp.${s.name}.${t}`).join(', ')}
+        </div>
+      )}
+      {s.error && <div className="jp-resolve-mcp-error">{s.error}</div>}
+      {s.stderrTail && (
+        <details className="jp-resolve-mcp-stderr">
+          <summary>stderr</summary>
+          <pre>{s.stderrTail}</pre>
+        </details>
+      )}
+    </li>
+  );
+}
+
+export function Status(props: { readonly model: ChatModel }): JSX.Element {
+  const { model } = props;
+  const health = model.health;
+  // servers start, fail and restart with the calls: the view asks again each time it opens
+  React.useEffect(() => void model.refreshHealth(), []);
+  return (
+    <div className="jp-resolve-list jp-resolve-status">
+      <div className="jp-resolve-list-actions">
+        <button className="jp-mod-styled" onClick={() => void model.refreshHealth()}>
+          Refresh
+        </button>
+        {health && (
+          <span className="jp-resolve-row-meta">
+            {health.ok ? 'ok' : 'not ready'} · {model.modelLabel}
+            {health.sandbox ? ` · ${health.sandbox.label}` : ''}
+          </span>
+        )}
+      </div>
+      {model.healthError && <div className="jp-resolve-error">{model.healthError}</div>}
+      <h3 className="jp-resolve-status-heading">MCP servers</h3>
+      {health && !health.mcp.length && (
+        <div className="jp-resolve-empty">
+          No MCP servers are configured (c.Resolve.mcp_servers).
+        </div>
+      )}
+      {health && health.mcp.length > 0 && (
+        <ul className="jp-resolve-mcp-list" aria-label="MCP servers">
+          {health.mcp.map(s => (
+            <McpRow key={s.name} server={s} />
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
