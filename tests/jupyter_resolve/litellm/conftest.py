@@ -44,6 +44,11 @@ model_list:
       model: openai/gpt-4o-mini
       api_key: sk-not-used
       api_base: http://127.0.0.1:9/v1
+  - model_name: scripted-thinking
+    litellm_params:
+      model: openai/gpt-4o-mini
+      api_key: sk-not-used
+      api_base: http://127.0.0.1:9/v1
 litellm_settings:
   callbacks: scripted_mock.scripted_mock
   use_chat_completions_url_for_anthropic_messages: true

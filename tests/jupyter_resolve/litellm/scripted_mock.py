@@ -14,7 +14,9 @@ proxy's ``CustomStreamWrapper``. Such an object can only come from Python, hence
 ``async_pre_call_hook`` (it runs after the proxy has stripped client-sent ``mock_*`` fields).
 
 Models named ``scripted-*`` answer a conversation whose last turn is a tool result with text, any
-other with one call of the ``python`` tool.
+other with one call of the ``python`` tool. ``scripted-thinking`` puts a thinking block (with its
+signature) before that call and, like the Anthropic API, answers the tool result only if the
+assistant turn before it carries that block unchanged; otherwise it says what was missing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from litellm.integrations.custom_logger import CustomLogger
 TOOL_CALL_ID = "call_litellm_1"
 TOOL_ARGUMENTS = '{"code": "print(6*7)"}'
 ANSWER = "LiteLLM says the answer is 42."
+THINKING = {
+    "type": "thinking",
+    "thinking": "Six times seven; run it.",
+    "signature": "c2lnLWxpdGVsbG0tMQ==",
+}
 
 
 def _after_tool_result(messages: list[dict[str, Any]]) -> bool:
@@ -35,6 +42,12 @@ def _after_tool_result(messages: list[dict[str, Any]]) -> bool:
     blocks = content if isinstance(content, list) else []
     # the OpenAI wire has a "tool" turn, Anthropic's a user turn with a tool_result block
     return last.get("role") == "tool" or any(b.get("type") == "tool_result" for b in blocks)
+
+
+def _thinking_came_back(messages: list[dict[str, Any]]) -> bool:
+    turn = messages[-2] if len(messages) > 1 else {}
+    blocks = turn.get("content") if turn.get("role") == "assistant" else None
+    return isinstance(blocks, list) and bool(blocks) and blocks[0] == THINKING
 
 
 def _message(message: dict[str, Any], finish_reason: str) -> ModelResponse:
@@ -50,15 +63,21 @@ class ScriptedMock(CustomLogger):
         if _after_tool_result(data.get("messages", [])):
             # a string on /v1/messages takes its unstreamed mock path (see the test module)
             anthropic = call_type == "anthropic_messages"
-            text = {"role": "assistant", "content": ANSWER}
-            data["mock_response"] = _message(text, "stop") if anthropic else ANSWER
+            answer = ANSWER
+            if data["model"] == "scripted-thinking" and not _thinking_came_back(data["messages"]):
+                answer = "The thinking block did not come back unchanged."
+            text = {"role": "assistant", "content": answer}
+            data["mock_response"] = _message(text, "stop") if anthropic else answer
         else:
             call = {
                 "id": TOOL_CALL_ID,
                 "type": "function",
                 "function": {"name": "python", "arguments": TOOL_ARGUMENTS},
             }
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+            if data["model"] == "scripted-thinking":
+                message["thinking_blocks"] = [THINKING]
+                message["reasoning_content"] = THINKING["thinking"]
             data["mock_response"] = _message(message, "tool_calls")
         return data
 

@@ -13,7 +13,9 @@ What LiteLLM's endpoint can serve as a mock, read from its source
   (``use_chat_completions_url_for_anthropic_messages``), whose ``mock_completion`` streams it and
   whose bridge turns the chunks into Anthropic events: ``message_start`` with zero usage, a
   ``tool_use`` block whose input arrives whole in one ``input_json_delta``, usage (input tokens
-  too) only on ``message_delta``. That is the streamed path tested here, text and a tool call.
+  too) only on ``message_delta``. That is the streamed path tested here, text and a tool call,
+  and thinking before the call (the thinking text whole in ``content_block_start``, the signature
+  both there and as ``signature_delta``).
 """
 
 from __future__ import annotations
@@ -85,3 +87,20 @@ async def test_litellms_messages_stream_reads_as_the_docstring_says(litellm_base
     }
     assert events[4]["delta"]["stop_reason"] == "tool_use"
     assert events[4]["usage"]["input_tokens"] > 0
+
+
+async def test_thinking_with_a_tool_call_through_litellms_messages_endpoint(
+    server: Server, gateway: Any, litellm_base: str
+) -> None:
+    """LiteLLM's bridge sends the thinking text whole in ``content_block_start`` (no
+    ``thinking_delta``) and the signature twice (in the block and as ``signature_delta``); the
+    scripted model answers the tool result only if the block came back unchanged."""
+    gateway.provider = AnthropicProvider(
+        litellm_base, MASTER_KEY, "scripted-thinking", timeout=30, max_retries=0, thinking=1024
+    )
+    stream = await server.chat("compute 6*7", model="scripted-thinking")
+    assert stream.of("run.completed")[0]["reason"] == "stop", stream.of("run.error")
+    assert stream.of("tool.completed")[0]["output"] == "42"
+    assert stream.text() == "LiteLLM says the answer is 42."
+    reasoning = "".join(d["text"] for d in stream.of("reasoning.delta"))
+    assert reasoning == "Six times seven; run it."

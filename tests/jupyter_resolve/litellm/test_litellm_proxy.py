@@ -43,7 +43,12 @@ async def test_models_and_allowlist_through_litellm(
 ) -> None:
     use_litellm(gateway, litellm_url)
     listed = (await server.get("/resolve/api/models")).json()
-    assert [m["id"] for m in listed["models"]] == ["mock-gpt", "mock-other", "scripted-tools"]
+    assert [m["id"] for m in listed["models"]] == [
+        "mock-gpt",
+        "mock-other",
+        "scripted-tools",
+        "scripted-thinking",
+    ]
     gateway.config.allowed_models = ["mock-other"]
     refused = await server.chat("hello", model="mock-gpt")
     assert refused.status == 400 and b"mock-other" in refused.body
