@@ -36,6 +36,7 @@ class StreamTranslator:
         self.cache_read = 0
         self.cache_write = 0
         self._thinking: dict[int, dict[str, Any]] = {}  # block index -> thinking block so far
+        self._signed: set[int] = set()  # thinking blocks whose signature_delta has come
         self.finished = False
         self.done = False
         self._tools: dict[int, int] = {}  # Anthropic block index -> OpenAI tool-call index
@@ -95,7 +96,9 @@ class StreamTranslator:
         return []
 
     def _on_content_block_stop(self, data: dict[str, Any]) -> list[Chunk]:
-        block = self._thinking.pop(int(data.get("index") or 0), None)
+        index = int(data.get("index") or 0)
+        self._signed.discard(index)
+        block = self._thinking.pop(index, None)
         if block is None:
             return []
         return [self.build.delta({"thinking_blocks": [block]})]
@@ -111,9 +114,14 @@ class StreamTranslator:
                 block["thinking"] += delta["thinking"]
             return [self.build.delta({"reasoning_content": delta["thinking"]})]
         if kind == "signature_delta" and isinstance(delta.get("signature"), str):
-            block = self._thinking.get(int(data.get("index") or 0))
+            position = int(data.get("index") or 0)
+            block = self._thinking.get(position)
             if block is not None:
-                block["signature"] += delta["signature"]
+                # the first delta replaces a signature that came with content_block_start
+                # (LiteLLM's /v1/messages sends it in both; Anthropic's SDKs assign, not append)
+                signed = block["signature"] if position in self._signed else ""
+                block["signature"] = signed + delta["signature"]
+                self._signed.add(position)
             return []
         if kind == "input_json_delta" and delta.get("partial_json"):
             index = self._tools.get(int(data.get("index") or 0))

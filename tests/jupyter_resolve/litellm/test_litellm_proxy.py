@@ -1,97 +1,25 @@
-"""The gateway against real server code: the LiteLLM proxy (``make setup`` installs it in
-.venv/litellm) serving mock responses as an OpenAI-compatible server, on loopback, no network.
+"""The gateway against real server code: the LiteLLM proxy (conftest.py starts it) serving mock
+responses as an OpenAI-compatible server, on loopback, no network.
 
 What it shows that our fakes do not know: LiteLLM's stream (three-character content pieces, a
-usage chunk that still carries a choice, its own ``cost`` in usage), its ``/v1/models``, and its
-master-key auth. LiteLLM's mock does not stream tool calls, so tool calls through it are not
-covered here (tests/fakes cover them).
+usage chunk that still carries a choice, its own ``cost`` in usage), its ``/v1/models``, its
+master-key auth, and how it streams a tool call: whole in one chunk (role, id, name and all the
+arguments together, ``index`` last, no ``content`` key), ``finish_reason`` in a chunk of its own.
+The tool call is scripted by scripted_mock.py, a proxy callback, because a config's
+``mock_tool_calls`` is not streamed (``litellm.main.mock_completion`` reads it only when not
+streaming) and a ``mock_response`` mapping makes the streamed request fail (see that module).
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
+import json
 from typing import Any
 
 import httpx
-import pytest
 
 from jupyter_resolve.providers import OpenAIProvider
 from tests.conftest import Server
-
-REPO = Path(__file__).parents[3]
-LITELLM = Path(os.environ.get("VENV", REPO / ".venv")) / "litellm" / "bin" / "litellm"
-if not LITELLM.exists():  # a worktree shares the main checkout's venv
-    LITELLM = Path(sys.prefix) / "litellm" / "bin" / "litellm"
-MASTER_KEY = "sk-lite-master-0123456789abcdef"
-MOCK_TEXT = "Hello from the LiteLLM mock."
-CONFIG = f"""
-model_list:
-  - model_name: mock-gpt
-    litellm_params:
-      model: openai/gpt-4o-mini
-      api_key: sk-not-used
-      mock_response: "{MOCK_TEXT}"
-  - model_name: mock-other
-    litellm_params:
-      model: openai/gpt-4o-mini
-      api_key: sk-not-used
-      mock_response: "The other mock."
-general_settings:
-  master_key: {MASTER_KEY}
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def litellm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    assert LITELLM.exists(), f"no LiteLLM proxy at {LITELLM}: run `make setup`"
-    folder = tmp_path_factory.mktemp("litellm")
-    (folder / "config.yaml").write_text(CONFIG)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    # its shipped price list, not one fetched from the network
-    env.update(LITELLM_TELEMETRY="False", LITELLM_LOG="ERROR", NO_PROXY="*")
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True")
-    log = (folder / "proxy.log").open("wb")
-    proc = subprocess.Popen(
-        [str(LITELLM), "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=folder,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120  # readiness, not a timed assertion
-        while True:
-            assert proc.poll() is None, (folder / "proxy.log").read_text()[-2000:]
-            try:
-                if httpx.get(f"{url}/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the LiteLLM proxy did not start"
-            time.sleep(0.5)
-        yield f"{url}/v1"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+from tests.jupyter_resolve.litellm.conftest import MASTER_KEY, MOCK_TEXT
 
 
 def use_litellm(gateway: Any, url: str, model: str = "mock-gpt") -> None:
@@ -115,7 +43,12 @@ async def test_models_and_allowlist_through_litellm(
 ) -> None:
     use_litellm(gateway, litellm_url)
     listed = (await server.get("/resolve/api/models")).json()
-    assert [m["id"] for m in listed["models"]] == ["mock-gpt", "mock-other"]
+    assert [m["id"] for m in listed["models"]] == [
+        "mock-gpt",
+        "mock-other",
+        "scripted-tools",
+        "scripted-thinking",
+    ]
     gateway.config.allowed_models = ["mock-other"]
     refused = await server.chat("hello", model="mock-gpt")
     assert refused.status == 400 and b"mock-other" in refused.body
@@ -133,3 +66,41 @@ async def test_a_wrong_key_reaches_the_person_in_litellms_words(
     # the person gets the provider's own words, never the key
     assert "answered 400: No connected db." in error["message"]
     assert "sk-wrong-key-000000" not in stream.body.decode()
+
+
+async def test_a_streamed_tool_call_through_litellm_runs_and_finishes(
+    server: Server, gateway: Any, litellm_url: str
+) -> None:
+    use_litellm(gateway, litellm_url, "scripted-tools")
+    stream = await server.chat("compute 6*7", model="scripted-tools")
+    (requested,) = stream.of("tool.requested")
+    assert requested["name"] == "python" and requested["arguments"] == {"code": "print(6*7)"}
+    (completed,) = stream.of("tool.completed")
+    assert completed["output"] == "42"
+    assert stream.text() == "LiteLLM says the answer is 42."
+    assert stream.of("run.completed")[0]["reason"] == "stop", stream.types()
+    # two rounds through the proxy, each with its usage chunk
+    assert len(stream.of("usage")) == 2
+
+
+async def test_litellm_streams_a_tool_call_whole_in_one_chunk(litellm_url: str) -> None:
+    """The shape the chain above consumed, read off the wire: so the docstring stays true."""
+    body = {
+        "model": "scripted-tools",
+        "stream": True,
+        "messages": [{"role": "user", "content": "compute 6*7"}],
+    }
+    headers = {"Authorization": f"Bearer {MASTER_KEY}"}
+    async with httpx.AsyncClient(timeout=30) as client:
+        reply = await client.post(f"{litellm_url}/chat/completions", json=body, headers=headers)
+    lines = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    chunks = [json.loads(line) for line in lines[:-1]]
+    deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+    (with_call,) = [d for d in deltas if d.get("tool_calls")]
+    assert "content" not in with_call and with_call["role"] == "assistant"
+    (call,) = with_call["tool_calls"]
+    assert call["index"] == 0 and call["id"] == "call_litellm_1"
+    assert call["function"] == {"name": "python", "arguments": '{"code": "print(6*7)"}'}
+    finishes = [c["choices"][0].get("finish_reason") for c in chunks if c["choices"]]
+    assert finishes[-1] == "tool_calls" and deltas[finishes.index("tool_calls")] == {}

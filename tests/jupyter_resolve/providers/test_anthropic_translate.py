@@ -129,6 +129,37 @@ def delta(index: int, **d: Any) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": d}
 
 
+def finished_thinking(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    chunks = feed_all(StreamTranslator("claude-x", include_usage=False), events)
+    return [b for d in streams.deltas(chunks) for b in d.get("thinking_blocks", [])]
+
+
+def test_a_signature_sent_with_the_block_and_as_a_delta_is_kept_once() -> None:
+    # LiteLLM's /v1/messages bridge: the whole block in content_block_start, then the same
+    # signature again as signature_delta (Anthropic's SDKs assign a signature_delta)
+    events = [
+        block(0, "thinking", thinking="Six times seven.", signature="c2ln"),
+        delta(0, type="signature_delta", signature="c2ln"),
+        {"type": "content_block_stop", "index": 0},
+    ]
+    assert finished_thinking(events) == [
+        {"type": "thinking", "thinking": "Six times seven.", "signature": "c2ln"}
+    ]
+
+
+def test_a_signature_in_pieces_is_joined() -> None:
+    events = [
+        block(0, "thinking", thinking="", signature=""),
+        delta(0, type="thinking_delta", thinking="hmm"),
+        delta(0, type="signature_delta", signature="sig-"),
+        delta(0, type="signature_delta", signature="abc"),
+        {"type": "content_block_stop", "index": 0},
+    ]
+    assert finished_thinking(events) == [
+        {"type": "thinking", "thinking": "hmm", "signature": "sig-abc"}
+    ]
+
+
 def test_stream_translation() -> None:
     events = [
         {
