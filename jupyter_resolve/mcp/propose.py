@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict
 
+from .._version import __version__
 from ..contracts.bodies import CompletionReason, ToolCallRequest
 from ..contracts.ids import Id
 from ..contracts.notebook import ProposeArguments
+from ..contracts.run_manifest import run_manifest
 from ..notebook.tools import notebook_propose
 from ..runs.manager import new_id
 from ..runs.run import Run
@@ -59,9 +61,20 @@ async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict
 
     session_id = args.session_id or new_id("session")
     prompt = f"(an MCP client proposes {len(args.cells)} cell(s) for {args.notebook})"
+    specs = [t for t in gateway.tool_specs() if t["function"]["name"] == NAME]
+    manifest = run_manifest(  # what produced the run, as for any run (DESIGN 3.6)
+        provider="none",
+        model="none",
+        soul=None,
+        tools=specs,
+        context_digest=None,
+        limits={"rounds": 0},
+        version=__version__,
+    )
+    started = {"prompt": prompt, "soul": None, "budget": {"rounds": 0}, "tools": [NAME]}
     run = gateway.runs.start_local(
         session_id=session_id,
-        started={"prompt": prompt, "soul": None, "budget": {"rounds": 0}, "tools": [NAME]},
+        started={**started, "manifest": manifest, "peer": None, "parent": None},
         tool_names=[NAME],
         work=work,
     )

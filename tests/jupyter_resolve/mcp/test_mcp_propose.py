@@ -57,6 +57,9 @@ async def test_a_proposal_from_an_mcp_client_waits_for_a_person_and_runs(
             "run.completed",
         ]
         assert run.events[-1].data["reason"] == "stop"
+        started = run.events[0].data
+        assert started["manifest"]["tools"][0]["name"] == "notebook_propose"
+        assert started["session_id"] == "s-mcp" and started["model"] == "none"
         # a rejection is an answer too, with the person's reason
         decider = asyncio.create_task(
             decide_when_asked(server, gateway, {"decision": "reject", "reason": "not now"})
