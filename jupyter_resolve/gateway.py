@@ -47,11 +47,11 @@ from .tools.calls import handle_tool_call
 from .tools.catalog import (
     DEFAULT_ALLOW,
     ToolSchema,
-    bridge_tools,
     load_schemas,
 )
 from .tools.dispatch import ToolDispatcher
 from .tools.implementations import register_tools
+from .tools.toolset import ToolSet
 
 
 class Gateway:
@@ -136,6 +136,8 @@ class Gateway:
         self._sockets: list[socket.socket] = []
         self._start_lock = asyncio.Lock()
         self._cull_task: asyncio.Task[None] | None = None
+        self._toolset: ToolSet | None = None
+        self._toolset_key: tuple[Any, ...] = ()
 
     async def _cull_idle_kernels(self) -> None:
         idle = self.config.scratch_idle_timeout
@@ -185,27 +187,50 @@ class Gateway:
         # by default every tool of every configured MCP server too (their approval is ask)
         return [*DEFAULT_ALLOW, *self.mcp.names()] if configured is None else list(configured)
 
+    def toolset(self) -> ToolSet:
+        """The catalogue as of now, made again only when what it is made of changed: every
+        run start and tool call reads it (tools/toolset.py)."""
+        configured = self.config.allowed_tools
+        key = (
+            None if configured is None else tuple(configured),
+            self.mcp.generation(),
+            tuple(self.tools.names),
+            tuple(self.souls),
+        )
+        if self._toolset is None or key != self._toolset_key:
+            self._toolset = ToolSet(
+                [*self.schemas, *self.mcp.schemas()], self.allowed_tools(), self._drift
+            )
+            self._toolset_key = key
+        return self._toolset
+
     def tool_specs(self) -> list[dict[str, Any]]:
         """The bridge tools given to the runtime: what the agent can see."""
-        return bridge_tools([*self.schemas, *self.mcp.schemas()], self.allowed_tools())
+        return list(self.toolset().specs)
 
     def tool_lists(self) -> dict[str, list[str]]:
         """The four lists of DESIGN 3.4, as this gateway has them, and the fifth: the tools
         the MCP servers offer (DESIGN 9.3)."""
+        return self._tool_lists(self.tool_specs())
+
+    def _tool_lists(self, specs: list[dict[str, Any]]) -> dict[str, list[str]]:
         return {
             "schemas": [s.name for s in self.schemas],
             "allow": without_mcp(self.allowed_tools()),
-            "bridge": without_mcp(t["function"]["name"] for t in self.tool_specs()),
+            "bridge": without_mcp(t["function"]["name"] for t in specs),
             "implementations": without_mcp(self.tools.names),
             "mcp": self.mcp.names(),
         }
 
     def drift(self) -> list[str]:
+        return list(self.toolset().drift)
+
+    def _drift(self, specs: list[dict[str, Any]]) -> list[str]:
         souls = {name: soul.declared_tools() for name, soul in self.souls.items()}
         allowed = self.allowed_tools()
         builtin_souls = {name: without_mcp(tools) for name, tools in souls.items()}
         return (
-            compute_drift(self.tool_lists())
+            compute_drift(self._tool_lists(specs))
             + soul_drift(builtin_souls, without_mcp(allowed))
             + mcp_drift(allowed, souls, self.mcp.names(), self.mcp.unlisted())
         )
@@ -279,7 +304,7 @@ class Gateway:
         return answer
 
     def schema(self, name: str) -> ToolSchema | None:
-        return next((s for s in [*self.schemas, *self.mcp.schemas()] if s.name == name), None)
+        return self.toolset().schema(name)
 
     def health(self) -> dict[str, Any]:
         runtime = self.supervisor.describe()

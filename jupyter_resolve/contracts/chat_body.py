@@ -85,13 +85,14 @@ def assemble_chat(
             for i, m in enumerate(request.messages)
             if i != last_user and m.role not in ("system", "developer")
         ]
-    body = AgentChatBody(
+    # built here from validated parts: constructed, not validated again
+    body = AgentChatBody.model_construct(
         run_id=run_id,
         message=message,
         history=history,
         system=system,
         tools=list(tools),
         model=model,
-        budget=Budget(rounds=rounds),
+        budget=Budget(rounds=rounds),  # the one part a setting can put out of range
     )
     return body, assembly

@@ -105,8 +105,13 @@ def estimate(
     """The estimated prompt tokens of one inference request."""
     tools_chars = len(json.dumps(list(tools))) if tools else 0
     fixed = text_tokens(system, ratio) + text_tokens(message, ratio) + 2 * MESSAGE_OVERHEAD
-    fixed += int(tools_chars * ratio / CHARS_PER_TOKEN)
+    fixed += tools_tokens(tools_chars, ratio)
     return fixed + sum(message_tokens(m, ratio) for m in messages)
+
+
+def tools_tokens(tools_chars: int, ratio: float = 1.0) -> int:
+    """The estimated tokens of a tools list whose JSON is ``tools_chars`` long."""
+    return int(tools_chars * ratio / CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True)

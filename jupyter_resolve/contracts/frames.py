@@ -14,9 +14,49 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .bodies import EventType, RuntimeFrame
+from .sse import SSEDecoder
 from .summary import empty_run_summary
 
 Emitted = tuple[EventType, dict[str, Any]]
+
+FRAME_START = b"data: "
+
+
+class FrameReader:
+    """The runtime's byte stream → the payloads of its ``data:`` frames.
+
+    agent-httpd writes every frame as ``data: {JSON}\\n\\n`` (native/agent-httpd/src/frames.c),
+    so a read is split on blank lines, not parsed line by line; a block of any other shape
+    goes through the general SSE decoder, so nothing is lost should that change.
+    """
+
+    def __init__(self) -> None:
+        self._rest = b""
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        data = self._rest + piece if self._rest else piece
+        end = data.rfind(b"\n\n")
+        if end < 0:
+            self._rest = data
+            return []
+        self._rest = data[end + 2 :]
+        return self._payloads(data[:end].split(b"\n\n"))
+
+    def close(self) -> list[bytes]:
+        rest, self._rest = self._rest, b""
+        return self._payloads([rest]) if rest.strip() else []
+
+    @staticmethod
+    def _payloads(blocks: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        for block in blocks:
+            if block.startswith(FRAME_START) and b"\n" not in block:
+                out.append(block[len(FRAME_START) :])
+                continue
+            decoder = SSEDecoder()
+            events = [*decoder.feed(block + b"\n\n"), *decoder.close()]
+            out.extend(event.data.encode() for event in events)
+        return out
 
 
 class _Data(BaseModel):
@@ -88,7 +128,26 @@ class FrameTranslator:
         """Remember an error raised outside the frame stream (for the summary)."""
         self.last_error = message
 
-    def translate_payload(self, payload: str) -> list[Emitted]:
+    def translate_batch(self, payloads: list[bytes]) -> list[Emitted]:
+        """Translate the frames of one read: text deltas that follow each other become one
+        ``text.delta`` (a client gets what was ready in one event, the log one line)."""
+        out: list[Emitted] = []
+        merging: list[str] | None = None  # the pieces of the text.delta at the end of out
+        for payload in payloads:
+            emitted = self.translate_payload(payload)
+            for kind, data in emitted:
+                if kind == "text.delta" and len(data) == 1 and merging is not None:
+                    merging.append(data["text"])
+                    continue
+                if merging is not None and len(merging) > 1:
+                    out[-1] = ("text.delta", {"text": "".join(merging)})
+                merging = [data["text"]] if kind == "text.delta" and len(data) == 1 else None
+                out.append((kind, data))
+        if merging is not None and len(merging) > 1:
+            out[-1] = ("text.delta", {"text": "".join(merging)})
+        return out
+
+    def translate_payload(self, payload: str | bytes) -> list[Emitted]:
         """Translate the payload of one ``data:`` line."""
         try:
             raw = json.loads(payload)

@@ -30,9 +30,14 @@ SSE_HEADERS = {
 }
 
 
-def format_event(seq: int, event_type: str, data: dict[str, Any]) -> bytes:
-    """One frame: ``id: SEQ\\nevent: TYPE\\ndata: JSON\\n\\n``."""
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def format_event(seq: int, event_type: str, data: dict[str, Any] | str) -> bytes:
+    """One frame: ``id: SEQ\\nevent: TYPE\\ndata: JSON\\n\\n`` (``data`` already encoded, or
+    a dict to encode)."""
+    payload = (
+        data
+        if isinstance(data, str)
+        else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    )
     return f"id: {seq}\nevent: {event_type}\ndata: {payload}\n\n".encode()
 
 

@@ -174,7 +174,7 @@ class ResolveHandler(APIHandler):
                 if event is None:
                     sse.keepalive()
                 else:
-                    sse.event(event.seq, event.type, event.data)
+                    sse.event(event.seq, event.type, run.payload(event))
                     if event.seq < len(run.events):
                         continue  # more events are ready: send them in one write
                 await self.flush()

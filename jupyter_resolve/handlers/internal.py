@@ -99,12 +99,15 @@ class InferenceHandler(InternalHandler):
         body = stable_order(self.gateway.fit_round(run_id, notes.restore(run_id, body)))
         body, names_back = request_to_wire(body)
         watch = notes.watch(run_id, str(body.get("model") or ""))
-        stream = self.gateway.provider.stream_chat(body, run_id)
+        stream = self.gateway.provider.relay(body, run_id)
         sse = SSEWriter(self)
         flusher = BurstFlusher(self)
         try:
             async for chunk in stream:
-                sse.data(chunk_from_wire(watch(chunk), names_back))
+                if isinstance(chunk, bytes):
+                    sse.raw(chunk)  # the provider's own frames, which need nothing of ours
+                else:
+                    sse.data(chunk_from_wire(watch(chunk), names_back))
                 await flusher.wrote()
                 if flusher.closed:
                     return

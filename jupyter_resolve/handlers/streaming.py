@@ -38,8 +38,9 @@ class SSEWriter:
             self.handler.set_header(name, value)
         no_delay(self.handler)
 
-    def event(self, seq: int, event_type: str, data: dict[str, Any]) -> None:
-        """An ``id:``/``event:``/``data:`` frame (the public API's streams)."""
+    def event(self, seq: int, event_type: str, data: dict[str, Any] | str) -> None:
+        """An ``id:``/``event:``/``data:`` frame (the public API's streams; ``data`` may be
+        the JSON already encoded)."""
         self.start()
         self.handler.write(format_event(seq, event_type, data))
 
@@ -47,6 +48,11 @@ class SSEWriter:
         """A bare ``data:`` frame (OpenAI-style streams)."""
         self.start()
         self.handler.write(format_data(payload))
+
+    def raw(self, frames: bytes) -> None:
+        """Frames already in SSE form (a provider's, relayed as they came)."""
+        self.start()
+        self.handler.write(frames)
 
     def keepalive(self) -> None:
         self.start()

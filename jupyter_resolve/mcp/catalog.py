@@ -91,6 +91,10 @@ class McpTools:
     def names(self) -> list[str]:
         return [s.name for s in self.schemas()]
 
+    def generation(self) -> tuple[tuple[str, int], ...]:
+        """Changes whenever a server's tool listing does (the gateway's catalogue key)."""
+        return tuple((name, c.listings) for name, c in self.servers.items())
+
     def unlisted(self) -> list[str]:
         """Configured servers whose tools are not known (never started successfully)."""
         return [name for name, c in self.servers.items() if c.tools is None]

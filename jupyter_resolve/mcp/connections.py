@@ -75,6 +75,7 @@ class McpConnection:
         self.starts = 0
         self.failed_at = -1e9  # monotonic time of the last failure
         self.tools: list[dict[str, Any]] | None = None  # the last listing, wire JSON
+        self.listings = 0  # how many times the tools were listed (a catalogue key)
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -151,6 +152,7 @@ class McpConnection:
                 info = Implementation(name="jupyter-resolve", version=__version__)
                 client = await stack.enter_async_context(Client(transport, client_info=info))
                 self.tools = await list_tools(client)
+                self.listings += 1
                 self._client = client
                 ready.set_result(None)
                 await self._stop.wait()

@@ -21,7 +21,7 @@ from .._version import __version__
 from ..contracts.bodies import CompletionReason, ToolCallRequest
 from ..contracts.ids import Id
 from ..contracts.notebook import ProposeArguments
-from ..contracts.run_manifest import run_manifest
+from ..contracts.run_manifest import run_manifest, tool_entry
 from ..notebook.tools import notebook_propose
 from ..runs.manager import new_id
 from ..runs.run import Run
@@ -66,7 +66,7 @@ async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict
         provider="none",
         model="none",
         soul=None,
-        tools=specs,
+        tools=[tool_entry(t) for t in specs],
         context_digest=None,
         limits={"rounds": 0},
         version=__version__,

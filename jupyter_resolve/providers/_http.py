@@ -17,6 +17,7 @@ import ipaddress
 import json
 import time
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,9 +25,11 @@ import httpx
 
 from ..contracts.errors import ProviderError
 from ..contracts.sse import SSEDecoder, SSEEvent
+from . import raw_http
 from .base import Provider
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
+MAX_JSON_ANSWER = 64 * 1024 * 1024  # a whole completion from a server that did not stream
 
 
 def is_loopback(url: str) -> bool:
@@ -77,6 +80,8 @@ class HTTPProvider(Provider):
     """Base of the providers that speak HTTP + SSE to a model server."""
 
     label = "provider"
+    # stream plain-HTTP answers over asyncio (raw_http), not httpx: see raw_http's docstring
+    stream_raw = True
 
     def __init__(
         self,
@@ -237,6 +242,70 @@ class HTTPProvider(Provider):
             await asyncio.sleep(self._backoff(attempt, error.retry_after))
             attempt += 1
 
+    async def _open_raw(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> raw_http.RawResponse:
+        """:meth:`_open` over :mod:`.raw_http`: the same retries and the same errors."""
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        attempt = 0
+        while True:
+            try:
+                response = await raw_http.post(
+                    url,
+                    headers,
+                    body,
+                    connect_timeout=min(self.timeout, 10.0),
+                    read_timeout=self.timeout,
+                )
+                if response.status < 400:
+                    return response
+                try:
+                    raw = await response.read()
+                finally:
+                    await response.aclose()
+            except raw_http.RawTimeout as exc:
+                raise self._timeout(url, exc) from exc
+            except raw_http.RawHTTPError as exc:
+                raise self._unreachable(url, exc) from exc
+            error = self._status_error(url, response.status, raw, httpx.Headers(response.headers))
+            if not error.retryable or attempt >= self.max_retries:
+                if attempt:
+                    error.message = f"{error.message} (after {attempt + 1} attempts)"
+                    error.args = (error.message,)
+                raise error
+            await asyncio.sleep(self._backoff(attempt, error.retry_after))
+            attempt += 1
+
+    async def _raw_pieces(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> AsyncGenerator[bytes | dict[str, Any], None]:
+        response = await self._open_raw(url, headers, payload)
+        try:
+            if "application/json" in (response.header("content-type") or ""):
+                try:
+                    body = json.loads(await response.read(MAX_JSON_ANSWER))
+                except (ValueError, raw_http.RawHTTPError) as exc:
+                    raise ProviderError(
+                        f"{self.label} at {url} sent JSON that does not parse",
+                        code="provider_stream_error",
+                    ) from exc
+                if isinstance(body, dict):
+                    yield body
+                return
+            try:
+                async for piece in response.pieces():
+                    yield piece
+            except raw_http.RawTimeout as exc:
+                raise self._timeout(url, exc) from exc
+            except raw_http.RawHTTPError as exc:
+                raise ProviderError(
+                    f"the stream from {self.label} at {url} broke off: {self._redact(str(exc))}",
+                    code="provider_stream_error",
+                    hint="the connection to the provider was lost mid-answer; try again",
+                ) from exc
+        finally:
+            await response.aclose()
+
     async def _get_json(self, url: str, headers: dict[str, str]) -> Any:
         """GET a JSON document (a model list); failures map as for a completion, no retries."""
         client = self._client_for()
@@ -261,6 +330,27 @@ class HTTPProvider(Provider):
     ) -> AsyncGenerator[SSEEvent | dict[str, Any], None]:
         """The SSE events of the answer; a plain JSON answer (a server that ignored
         ``stream: true``) is yielded as one dict."""
+        decoder = SSEDecoder()
+        async with aclosing(self._pieces(url, headers, payload)) as pieces:
+            async for piece in pieces:
+                if isinstance(piece, dict):
+                    yield piece
+                    return
+                for event in decoder.feed(piece):
+                    yield event
+        for event in decoder.close():
+            yield event
+
+    async def _pieces(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> AsyncGenerator[bytes | dict[str, Any], None]:
+        """The answer's body as the network delivers it; a plain JSON answer (a server that
+        ignored ``stream: true``) is yielded as one dict."""
+        if self.stream_raw and raw_http.usable(url, is_loopback(url)):
+            async with aclosing(self._raw_pieces(url, headers, payload)) as pieces:
+                async for piece in pieces:
+                    yield piece
+            return
         response = await self._open(url, headers, payload)
         try:
             content_type = response.headers.get("content-type", "")
@@ -275,11 +365,9 @@ class HTTPProvider(Provider):
                 if isinstance(body, dict):
                     yield body
                 return
-            decoder = SSEDecoder()
             try:
                 async for piece in response.aiter_bytes():
-                    for event in decoder.feed(piece):
-                        yield event
+                    yield piece
             except httpx.TimeoutException as exc:
                 raise self._timeout(url, exc) from exc
             except httpx.TransportError as exc:
@@ -289,7 +377,5 @@ class HTTPProvider(Provider):
                     code="provider_stream_error",
                     hint="the connection to the provider was lost mid-answer; try again",
                 ) from exc
-            for event in decoder.close():
-                yield event
         finally:
             await response.aclose()

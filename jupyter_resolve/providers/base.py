@@ -26,6 +26,12 @@ class Provider(ABC):
     def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:
         """Yield OpenAI chunk dicts for one completion; raise ProviderError on failure."""
 
+    def relay(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk | bytes]:
+        """The stream for the runtime: chunk dicts, or bytes that are already SSE frames the
+        runtime reads as they are (an OpenAI-compatible provider's own, relayed untouched).
+        By default the chunks of :meth:`stream_chat`."""
+        return self.stream_chat(body, run_id)
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """What /resolve/api/health shows: name, model, base URL. Never a key."""

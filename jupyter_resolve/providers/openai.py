@@ -13,6 +13,7 @@ from .base import Chunk
 from .chunks import ChunkBuilder, cache_counts, wants_usage
 from .families import Family, family_of, shape_request
 from .openai_stream import ChunkNormalizer, stream_error
+from .relay import SSERelay
 
 
 class OpenAIProvider(HTTPProvider):
@@ -105,6 +106,42 @@ class OpenAIProvider(HTTPProvider):
                     chunk = normalize(obj)
                     if chunk is not None:
                         yield chunk
+
+    async def relay(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk | bytes]:
+        """The provider's own bytes where the runtime can read them as they are (most of a
+        stream: see :mod:`.relay`), normalized chunks where the gateway has work to do."""
+        url = f"{self.base_url}/chat/completions"
+        payload = self.payload(body)
+        normalize = ChunkNormalizer()
+        relay = SSERelay()
+        async with aclosing(self._pieces(url, self.headers(), payload)) as pieces:
+            async for piece in pieces:
+                if isinstance(piece, dict):
+                    for whole in completion_to_chunks(piece, wants_usage(payload)):
+                        yield whole
+                    return
+                out, done = self._relayed(relay.feed(piece), normalize)
+                for item in out:
+                    yield item
+                if done:
+                    return
+        out, _ = self._relayed(relay.close(), normalize)
+        for item in out:
+            yield item
+
+    def _relayed(
+        self, items: list[bytes | SSEEvent], normalize: ChunkNormalizer
+    ) -> tuple[list[Chunk | bytes], bool]:
+        """What goes to the runtime for the relay's items, and whether ``[DONE]`` came."""
+        out: list[Chunk | bytes] = []
+        for item in items:
+            if isinstance(item, bytes):
+                out.append(item)
+                continue
+            if item.data.strip() == DONE:
+                return out, True
+            out.extend(chunk for chunk in map(normalize, self._parse(item)) if chunk is not None)
+        return out, False
 
     def _parse(self, event: SSEEvent) -> list[Any]:
         try:

@@ -7,7 +7,6 @@ name the run knows, so the runtime and the gateway never see the wire form.
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -35,29 +34,48 @@ def stable_order(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def request_to_wire(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """A copy of the request with wire-safe tool names, and the map back to the real names."""
+    """The request with wire-safe tool names, and the map back to the real names.
+
+    Only what is renamed is copied (the tool entries and the assistant turns that call a
+    renamed tool): the rest of a long conversation is shared with ``body``, not deep-copied.
+    """
     back: dict[str, str] = {}
     tools = body.get("tools")
     if not isinstance(tools, list):
         return body, back
     for tool in tools:
-        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
-        if isinstance(name, str) and wire_name(name) != name:
+        name = _function_name(tool)
+        if name is not None and wire_name(name) != name:
             back[wire_name(name)] = name
     if not back:
         return body, back
-    out = copy.deepcopy(body)
     forward = {v: k for k, v in back.items()}
-    for tool in out["tools"]:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") in forward:
-            function["name"] = forward[function["name"]]
-    for message in out.get("messages") or []:
-        for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict) and function.get("name") in forward:
-                function["name"] = forward[function["name"]]
+    out = {**body, "tools": [_renamed(tool, forward) for tool in tools]}
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [_renamed_calls(message, forward) for message in messages]
     return out, back
+
+
+def _function_name(item: Any) -> str | None:
+    function = item.get("function") if isinstance(item, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _renamed(item: Any, forward: dict[str, str]) -> Any:
+    """A tool or a tool call with its function's name on the wire (a copy when renamed)."""
+    name = _function_name(item)
+    if name is None or name not in forward:
+        return item
+    return {**item, "function": {**item["function"], "name": forward[name]}}
+
+
+def _renamed_calls(message: Any, forward: dict[str, str]) -> Any:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list) or not calls:
+        return message
+    return {**message, "tool_calls": [_renamed(call, forward) for call in calls]}
 
 
 def chunk_from_wire(chunk: dict[str, Any], back: dict[str, str]) -> dict[str, Any]:

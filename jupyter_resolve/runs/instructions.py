@@ -17,6 +17,8 @@ CAP = 16 * 1024  # bytes of one file that reach the prompt
 
 def _read(root: Path, relative: PurePosixPath, log: logging.Logger) -> Instruction | None:
     path = root / relative
+    if not os.path.lexists(path):
+        return None  # the common case, one stat at every run start
     try:
         real = path.resolve(strict=True)
         if not real.is_relative_to(root.resolve()):

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,21 @@ class RunLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def append(self, event: Event) -> None:
-        """Write one whole line, or nothing: a failed or short write (a full disk) is cut back
-        to the last whole line and raised as :class:`RunLogError`."""
+        """Write one event's line (see :meth:`append_lines`)."""
+        payload = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
+        self.append_lines([(event.seq, event.type, payload)])
+
+    def append_lines(self, events: Iterable[tuple[int, str, str]]) -> None:
+        """Write the lines of ``(seq, type, data as JSON)`` events in one write, or nothing: a
+        failed or short write (a full disk) is cut back to the last whole line and raised as
+        :class:`RunLogError`."""
         if self._fd < 0:
             raise RunLogError(f"the run log {self.path} is closed")
-        record = {"seq": event.seq, "type": event.type, "data": event.data, "ts": time.time()}
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode()
+        ts = repr(time.time())
+        data = "".join(
+            f'{{"seq":{seq},"type":{json.dumps(kind)},"data":{payload},"ts":{ts}}}\n'
+            for seq, kind, payload in events
+        ).encode()
         end = os.lseek(self._fd, 0, os.SEEK_END)
         try:
             written = os.write(self._fd, data)

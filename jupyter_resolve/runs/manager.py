@@ -27,10 +27,6 @@ from .inference_notes import InferenceNotes
 from .log import RunLog, close_live_logs, read_run_log
 from .run import Run
 
-# A burst of runtime frames yields to the loop after its first and every 16th frame, so the
-# clients' streams send what is ready meanwhile.
-FRAMES_PER_YIELD = 16
-
 # How long the end of a run waits for its calls in flight to stop (an interrupted kernel that
 # does not go idle within 5 s is restarted, which takes a few seconds more). A call still
 # running after that ends unseen: nothing of a run is sent or logged after run.completed.
@@ -139,16 +135,13 @@ class RunManager:
             if prepare is not None:
                 body = await prepare(run, body)
             client = await self.supervisor.ensure_running()
-            frames = 0
-            async for payload in client.chat(body):
-                emitted = self.notes.enrich(run.run_id, translator.translate_payload(payload))
+            async for payloads in client.chat(body):
+                emitted = self.notes.enrich(run.run_id, translator.translate_batch(payloads))
                 if translator.completed:
                     await self._end(run, emitted)
                     break
                 run.emit_all(emitted)
-                frames += 1
-                if frames % FRAMES_PER_YIELD == 1:
-                    await asyncio.sleep(0)
+                await asyncio.sleep(0)  # the clients' streams send what is ready meanwhile
                 tokens = translator.prompt_tokens + translator.completion_tokens
                 if limits.tokens and tokens > limits.tokens:
                     await self.stop_for_budget(run, "tokens")

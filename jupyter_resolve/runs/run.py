@@ -81,8 +81,12 @@ class Run(EventStream):
         return event
 
     def emit_all(self, emitted: list[tuple[EventType, dict[str, Any]]]) -> None:
-        for event_type, data in emitted:
-            self.emit(event_type, data)
+        """Append a batch of events: one log write, one wake of the watchers."""
+        if not emitted:
+            return
+        self.append_many([(kind, {"run_id": self.run_id, **data}) for kind, data in emitted])
+        if self.closed and self.ended_at is None:
+            self.ended_at = time.time()
 
     def prompt_title(self) -> str | None:
         """The start of the message that began the run (``run.started`` keeps it)."""

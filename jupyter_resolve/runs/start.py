@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from .._version import __version__
 from ..config import Resolve
@@ -12,8 +12,7 @@ from ..contracts.bodies import AgentChatBody, ChatRequest
 from ..contracts.budget import Limits
 from ..contracts.chat_body import assemble_chat, continues_session
 from ..contracts.compaction import summary_room
-from ..contracts.context import Assembly, answer_room, context_window, estimate
-from ..contracts.discipline import tool_discipline
+from ..contracts.context import Assembly, answer_room, context_window, estimate, tools_tokens
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
@@ -22,6 +21,7 @@ from ..contracts.transcript import transcript_digest
 from ..providers.base import Provider
 from ..scratch.kernels import ScratchKernels
 from ..souls import Soul
+from ..tools.toolset import ToolSet
 from .compaction import Prepare, summarizing
 from .instructions import project_instructions
 from .manager import RunManager, new_id
@@ -41,11 +41,7 @@ class RunHost(Protocol):
     kernels: ScratchKernels
     transcripts: SessionTranscripts
 
-    def drift(self) -> list[str]: ...
-
-    def allowed_tools(self) -> list[str]: ...
-
-    def tool_specs(self) -> list[dict[str, Any]]: ...
+    def toolset(self) -> ToolSet: ...
 
 
 def start_chat(
@@ -64,7 +60,8 @@ def start_chat(
     ``only_tools`` (not None) caps the run's tools to those names (a peer's grant: empty means
     none, a model-only answer); ``exclude_tools`` takes names out. A run delegated by a peer's
     run never gets a tool its parent did not have."""
-    drift = gateway.drift()
+    toolset = gateway.toolset()  # computed once for every run until the catalogue changes
+    drift = toolset.drift
     if drift:
         raise Unavailable(
             "chat is off because the tool lists drifted (run `jupyter resolve check`): "
@@ -89,18 +86,16 @@ def start_chat(
             )
     allowed = [
         n
-        for n in gateway.allowed_tools()
+        for n in toolset.allowed
         if n not in exclude_tools and (only_tools is None or n in only_tools)
     ]
-    tools = [
-        spec
-        for spec in gateway.tool_specs()
-        if spec["function"]["name"] in (soul.tool_names(allowed) if soul else allowed)
-    ]
+    tools = toolset.select(soul.tool_names(allowed) if soul else allowed)
     names = [t["function"]["name"] for t in tools]
     session_id = request.session_id or new_id("session")
-    workspace = gateway.kernels.workspace(session_id)
-    if request.attachments or request.notebook:
+    # the folders are made when something goes in: here, or when the session's kernel starts
+    materializing = bool(request.attachments or request.notebook)
+    workspace = gateway.kernels.workspace(session_id, create=materializing)
+    if materializing:
         paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
         workspace.materialize(gateway.root_dir, paths, gateway.log)
     context_digest = workspace.context_digest()  # from the gateway's record, not the session
@@ -126,7 +121,7 @@ def start_chat(
         run_id=run_id,
         model=model,
         tools=tools,
-        discipline=tool_discipline(names),
+        discipline=toolset.discipline(names),
         soul_prompt=soul.system_prompt() if soul else "",
         rounds=limits.rounds,
         instructions=instructions,
@@ -146,14 +141,16 @@ def start_chat(
         provider=config.provider,
         model=model,
         soul=soul.name if soul else None,
-        tools=tools,
+        tools=[toolset.manifest_entries[n] for n in names],
         context_digest=context_digest,
         limits=limits.model_dump(),
         version=__version__,
         instructions=used,
         transcript_digest=sent_digest,
     )
-    tokens_estimate = estimate(body.system, body.history, body.message, tools, history.ratio)
+    tokens_estimate = estimate(
+        body.system, body.history, body.message, ratio=history.ratio
+    ) + tools_tokens(toolset.tools_chars(names), history.ratio)
     started = {
         "session_id": session_id,
         "prompt": body.message,  # the run log keeps what was asked, for replay elsewhere

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from ..contracts.bodies import Event
 from ..contracts.errors import RunLogError
 from .log import RunLog
+
+
+def encode(data: dict[str, Any]) -> str:
+    """An event's data as JSON: encoded once, for the log line and every client's frame."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 class EventStream:
@@ -18,6 +24,8 @@ class EventStream:
 
     def __init__(self, log: RunLog | None) -> None:
         self.events: list[Event] = []
+        # each event's data as JSON, encoded when it was appended (None: read from a log)
+        self._payloads: list[str | None] = []
         self._log = log
         self._changed = asyncio.Event()
         self._closed = False
@@ -28,41 +36,66 @@ class EventStream:
         return self._closed
 
     def append(self, event_type: str, data: dict[str, Any]) -> Event | None:
-        """Log, then keep, then wake the watchers. If the log cannot be written (a full disk),
-        the stream goes on for its watchers, saying once — before this event — that it is no
-        longer saved.
+        """Log, then keep, then wake the watchers (see :meth:`append_many`). Returns the event,
+        or None when it came after the final one and was dropped."""
+        kept = self.append_many([(event_type, data)])
+        return kept[-1] if kept else None
 
-        Nothing follows the final event (DESIGN 3.6): an event that comes after it (a tool the
-        run's end could not stop in time) is dropped — not kept, not logged, not sent — and
-        None is returned."""
-        if self._closed:
-            self.dropped += 1
-            return None
+    def append_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
+        """Log a batch of events in one write, then keep them, then wake the watchers once.
+
+        If the log cannot be written (a full disk), the stream goes on for its watchers,
+        saying once — before these events — that it is no longer saved. Nothing follows the
+        final event (DESIGN 3.6): what comes after it (a tool the run's end could not stop in
+        time) is dropped — not kept, not logged, not sent."""
+        batch: list[tuple[str, dict[str, Any], str | None]] = []
+        logged = self._log is not None  # else encoded when first sent (a replay from a log)
+        for event_type, data in items:
+            if self._closed:
+                self.dropped += 1
+                continue
+            batch.append((event_type, data, encode(data) if logged else None))
+            if event_type == self.final_event:
+                self._closed = True
+        if not batch:
+            return []
         if self._log is not None:
+            first = len(self.events) + 1
             try:
-                self._log.append(self._event(event_type, data))
+                self._log.append_lines(
+                    (first + i, kind, payload or encode(data))
+                    for i, (kind, data, payload) in enumerate(batch)
+                )
             except RunLogError as exc:
                 self._log.close()
                 self._log = None
+                data = batch[0][1]
                 ids = {k: v for k, v in data.items() if k in ("run_id", "task_id")}
                 message = f"{exc}; this run goes on but is no longer saved"
-                self._keep("run.error", {**ids, "code": "run_log_unwritable", "message": message})
-        event = self._keep(event_type, data)
-        if event_type == self.final_event:
-            self._closed = True
-            if self._log is not None:
-                self._log.close()
+                error = {**ids, "code": "run_log_unwritable", "message": message}
+                batch.insert(0, ("run.error", error, encode(error)))
+        kept = [self._keep(kind, data, payload) for kind, data, payload in batch]
+        if self._closed and self._log is not None:
+            self._log.close()
         self._changed.set()
         self._changed = asyncio.Event()
-        return event
+        return kept
 
-    def _event(self, event_type: str, data: dict[str, Any]) -> Event:
-        return Event.model_construct(seq=len(self.events) + 1, type=event_type, data=data)
-
-    def _keep(self, event_type: str, data: dict[str, Any]) -> Event:
-        event = self._event(event_type, data)
+    def _keep(self, event_type: str, data: dict[str, Any], payload: str | None) -> Event:
+        event = Event.model_construct(seq=len(self.events) + 1, type=event_type, data=data)
         self.events.append(event)
+        self._payloads.append(payload)
         return event
+
+    def payload(self, event: Event) -> str:
+        """The event's data as JSON (encoded once)."""
+        index = event.seq - 1
+        if 0 <= index < len(self._payloads) and self.events[index] is event:
+            payload = self._payloads[index]
+            if payload is None:
+                payload = self._payloads[index] = encode(event.data)
+            return payload
+        return encode(event.data)
 
     async def watch(self, after: int = 0, idle: float | None = None) -> AsyncIterator[Event | None]:
         """Stored events after ``after``, then live ones until the final event.

@@ -277,8 +277,11 @@ class ScratchKernels:
         self.kernels: dict[str, ScratchKernel] = {}
         self._starting: dict[str, asyncio.Lock] = {}
 
-    def workspace(self, session_id: str) -> Workspace:
-        return Workspace(self.sessions_dir / session_id).create()
+    def workspace(self, session_id: str, create: bool = True) -> Workspace:
+        """The session's workspace; its folders made unless ``create`` is False (a run start
+        that puts nothing in: the kernel makes them when it starts)."""
+        workspace = Workspace(self.sessions_dir / session_id)
+        return workspace.create() if create else workspace
 
     async def get(self, session_id: str) -> ScratchKernel:
         lock = self._starting.setdefault(session_id, asyncio.Lock())

@@ -15,8 +15,9 @@ from tests.fakes.openai_server import ANSWER, AWKWARD_TEXT, TEXT, FakeOpenAI, aw
 
 
 class Fakes:
-    def __init__(self, gateway: Any) -> None:
+    def __init__(self, gateway: Any, stream_raw: bool) -> None:
         self.gateway = gateway
+        self.stream_raw = stream_raw
         self.servers: list[Any] = []
 
     async def openai(self, scenario: str | list[Any], **params: Any) -> FakeOpenAI:
@@ -32,6 +33,7 @@ class Fakes:
             backoff_base=0.05,
             timeout=5,
         )
+        self.gateway.provider.stream_raw = self.stream_raw
         return fake
 
     async def anthropic(self, scenario: str) -> FakeAnthropic:
@@ -44,9 +46,10 @@ class Fakes:
         return fake
 
 
-@pytest.fixture
-def fakes(gateway: Any, jp_asyncio_loop: Any) -> Iterator[Fakes]:
-    holder = Fakes(gateway)
+# plain-HTTP providers are read over asyncio (providers/raw_http.py); httpx reads the others
+@pytest.fixture(params=["raw", "httpx"])
+def fakes(gateway: Any, jp_asyncio_loop: Any, request: pytest.FixtureRequest) -> Iterator[Fakes]:
+    holder = Fakes(gateway, stream_raw=request.param == "raw")
     yield holder
     for fake in holder.servers:
         jp_asyncio_loop.run_until_complete(fake.stop())

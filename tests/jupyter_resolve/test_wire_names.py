@@ -26,6 +26,8 @@ def test_dotted_names_go_out_safe_and_come_back() -> None:
     assert [t["function"]["name"] for t in wire["tools"]] == ["subagents__delegate", "python"]
     assert wire["messages"][0]["tool_calls"][0]["function"]["name"] == "subagents__delegate"
     assert body["tools"][0]["function"]["name"] == "subagents.delegate"  # input untouched
+    call = body["messages"][0]["tool_calls"][0]  # type: ignore[index]
+    assert call["function"]["name"] == "subagents.delegate"
     chunk = {
         "choices": [
             {"delta": {"tool_calls": [{"index": 0, "function": {"name": "subagents__delegate"}}]}}

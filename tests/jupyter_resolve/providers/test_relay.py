@@ -1,0 +1,73 @@
+"""The OpenAI relay: plain events go on as the provider's bytes, the rest the slow way."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_resolve.contracts.sse import SSEEvent
+from jupyter_resolve.providers.relay import SSERelay
+
+
+def event(obj: object) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def content(text: str) -> bytes:
+    return event({"choices": [{"index": 0, "delta": {"content": text}}], "usage": None})
+
+
+def test_plain_content_goes_on_untouched_in_one_piece() -> None:
+    relay = SSERelay()
+    stream = content("Hel") + content("lo") + content(" there")
+    assert relay.feed(stream) == [stream]
+    assert relay.close() == []
+
+
+def test_a_partial_event_waits_for_its_end() -> None:
+    relay = SSERelay()
+    stream = content("Hel") + content("lo")
+    cut = len(content("Hel")) + 7
+    assert relay.feed(stream[:cut]) == [content("Hel")]
+    assert relay.feed(stream[cut:]) == [content("lo")]
+
+
+def test_what_the_gateway_needs_comes_out_as_events_in_order() -> None:
+    call = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1"}]}}]}
+    usage = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
+    stream = (
+        content("a")
+        + event(call)
+        + content("b")
+        + event(usage)
+        + event({"error": {"message": "boom"}})
+        + b"data: [DONE]\n\n"
+    )
+    items = SSERelay().feed(stream)
+    assert items[0] == content("a")
+    assert isinstance(items[1], SSEEvent) and json.loads(items[1].data) == call
+    assert items[2] == content("b")
+    assert isinstance(items[3], SSEEvent) and json.loads(items[3].data) == usage
+    assert isinstance(items[4], SSEEvent) and "boom" in items[4].data
+    assert isinstance(items[5], SSEEvent) and items[5].data == "[DONE]"
+
+
+def test_other_shapes_are_decoded_not_forwarded() -> None:
+    stream = (
+        b": keep-alive\n\n"
+        + b"event: error\ndata: {\"message\": \"overloaded\"}\n\n"
+        + content("x").replace(b"\n\n", b"\r\n\r\n")
+    )
+    items = SSERelay().feed(stream)
+    assert all(isinstance(item, SSEEvent) for item in items)
+    assert [(i.event, json.loads(i.data)) for i in items if isinstance(i, SSEEvent)] == [
+        ("error", {"message": "overloaded"}),
+        ("", json.loads(content("x")[6:])),
+    ]
+
+
+def test_an_unfinished_last_event_is_read_at_close() -> None:
+    relay = SSERelay()
+    assert relay.feed(b'data: {"choices": []}') == []
+    items = relay.close()
+    assert len(items) == 1 and isinstance(items[0], SSEEvent)
+    assert json.loads(items[0].data) == {"choices": []}
