@@ -54,7 +54,7 @@ def test_what_the_gateway_needs_comes_out_as_events_in_order() -> None:
 def test_other_shapes_are_decoded_not_forwarded() -> None:
     stream = (
         b": keep-alive\n\n"
-        + b"event: error\ndata: {\"message\": \"overloaded\"}\n\n"
+        + b'event: error\ndata: {"message": "overloaded"}\n\n'
         + content("x").replace(b"\n\n", b"\r\n\r\n")
     )
     items = SSERelay().feed(stream)
