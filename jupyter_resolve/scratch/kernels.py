@@ -311,6 +311,7 @@ class ScratchKernels:
         self.network = network
         self.kernel_name = kernel_name
         self._choice: KernelChoice | None = None  # kept once usable; a problem is looked at again
+        self._logged_problem: str | None = None
         self.sessions_dir = sessions_dir
         self.server_root = server_root
         self.log = log
@@ -328,7 +329,8 @@ class ScratchKernels:
         choice = inspect_kernelspec(self.kernel_name, KernelSpecManager(), self.log)
         if choice.problem is None:
             self._choice = choice
-        else:
+        elif choice.problem != self._logged_problem:  # once, not at every health request
+            self._logged_problem = choice.problem
             self.log.error("jupyter-resolve: %s", choice.problem)
         return choice
 
