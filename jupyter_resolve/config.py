@@ -101,6 +101,17 @@ class Resolve(ModelSettings, Configurable):
     sandbox_network = Bool(
         False, config=True, help="Let sandboxed scratch kernels reach the network."
     )
+    scratch_kernel_name = Unicode(
+        "python3",
+        config=True,
+        help="Kernelspec scratch kernels start from (`jupyter kernelspec list`), through "
+        "jupyter_client's kernel manager, so its metadata.kernel_provisioner is honoured: any "
+        "provisioner, such as gateway_provisioners' Kubernetes or Docker ones. It must run "
+        "Python (ipykernel). One whose provisioner is not the local one starts only while "
+        "scratch kernels are not sandboxed (c.Resolve.sandbox = 'none'): bubblewrap wraps a "
+        "local process, not a kernel somewhere else. A kernelspec that is missing is an "
+        "error at the first tool call and in /resolve/api/health.",
+    )
     allow_remote_images = Bool(
         False,
         config=True,

@@ -88,6 +88,7 @@ class Gateway:
             # the effective value, "bwrap" or "" (auto decided here, once)
             sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
             network=config.sandbox_network,
+            kernel_name=config.scratch_kernel_name,
         )
         artifacts_dir = root_dir / config.artifacts_dir if config.artifacts_dir else None
         self.artifacts = Artifacts(
@@ -309,15 +310,20 @@ class Gateway:
     def health(self) -> dict[str, Any]:
         runtime = self.supervisor.describe()
         drift = self.drift()
+        scratch_kernel = self.kernels.describe()
+        problems = invalid_entries(self.config.approval_policy, self.tools.names)
+        if scratch_kernel["problem"]:
+            problems.append(scratch_kernel["problem"])
         return {
             "ok": runtime["state"] == "running" and not drift,
             "version": __version__,
             "runtime": runtime,
             "provider": {"name": self.config.provider, **self.provider.describe()},
             "drift": drift,
-            "config_problems": invalid_entries(self.config.approval_policy, self.tools.names),
+            "config_problems": problems,
             "runs": {"live": sum(1 for r in self.runs.runs.values() if not r.completed)},
             "sandbox": scratch_sandbox.describe(self.kernels.sandbox),
+            "scratch_kernel": scratch_kernel,
             "allow_remote_images": self.config.allow_remote_images,
             "mcp": self.mcp.describe(),
         }

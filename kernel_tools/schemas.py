@@ -23,8 +23,14 @@ _TYPES: dict[str, tuple[type, ...]] = {
 @cache
 def load_tools() -> tuple[dict[str, Any], ...]:
     """Every tool entry of ``builtin-tools.json``, in file order."""
-    with open(SCHEMA_FILE, encoding="utf-8") as handle:
-        data = json.load(handle)
+    # Through this module's loader: the file on disk, or the copy shipped into a kernel that has
+    # no kernel_tools of its own (jupyter_resolve/scratch/shipped_package.py).
+    loader = __spec__.loader if __spec__ is not None else None
+    if loader is not None and hasattr(loader, "get_data"):
+        data = json.loads(loader.get_data(SCHEMA_FILE))
+    else:
+        with open(SCHEMA_FILE, encoding="utf-8") as handle:
+            data = json.load(handle)
     return tuple(data["tools"])
 
 

@@ -1,5 +1,6 @@
 """Scratch kernels: one ipykernel per chat session, started through jupyter_client (not the
-server's kernel manager, so they never show up as the user's notebook kernels).
+server's kernel manager, so they never show up as the user's notebook kernels) from the
+kernelspec ``c.Resolve.scratch_kernel_name``, with its provisioner (kernelspec.py).
 
 Each runs in its session's ``work/`` with an allowlisted environment: no Jupyter, hub or runtime
 tokens and no provider keys, so code the agent runs can neither read secrets nor approve its own
@@ -21,8 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
+from . import bootstrap
+from .kernelspec import KernelChoice, ScratchKernelUnavailable, inspect_kernelspec
 from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
@@ -71,6 +75,16 @@ class SandboxedKernelManager(AsyncKernelManager):
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         return [*self.sandbox_prefix, *super().format_kernel_cmd(extra_arguments)]
 
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        # A provisioner that builds its own command (a LocalProvisioner subclass that does not
+        # ask format_kernel_cmd) would launch the kernel unsandboxed: refuse that here too.
+        if kernel_cmd[: len(self.sandbox_prefix)] != self.sandbox_prefix:
+            raise ScratchKernelUnavailable(
+                f"scratch kernels: the provisioner of kernelspec {self.kernel_name!r} built the "
+                "kernel's command without the bubblewrap prefix; it was not started unsandboxed"
+            )
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+
 
 class ScratchKernel:
     """One session's kernel: start, execute with a timeout, restart when it dies."""
@@ -83,7 +97,9 @@ class ScratchKernel:
         sandbox: str = "",
         network: bool = False,
         state_dir: Path | None = None,
+        choice: KernelChoice | None = None,
     ) -> None:
+        self.choice = choice or KernelChoice("python3", "local-provisioner")
         self.sandbox = sandbox
         self.network = network
         self.state_dir = state_dir
@@ -98,9 +114,12 @@ class ScratchKernel:
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
+        refusal = self.choice.refusal(self.sandbox)
+        if refusal is not None:
+            raise ScratchKernelUnavailable(refusal)
         self.workspace.create()
-        if self.sandbox == "bwrap":
-            sandboxed = SandboxedKernelManager(kernel_name="python3", transport="ipc")
+        if self.sandbox == "bwrap":  # the kernelspec's provisioner is local (refusal above)
+            sandboxed = SandboxedKernelManager(kernel_name=self.choice.name, transport="ipc")
             if sandboxed.kernel_spec is not None:  # the spec is loaded once and kept
                 sandboxed.kernel_spec.interrupt_mode = "message"
             # A short private folder for the sockets: a socket path has at most 107 bytes,
@@ -123,7 +142,7 @@ class ScratchKernel:
             # code could have put a link where it goes.
             km.connection_file = str(self._ipc_dir / "kernel.json")
         else:
-            km = AsyncKernelManager(kernel_name="python3")
+            km = AsyncKernelManager(kernel_name=self.choice.name)
             arguments = ["--HistoryManager.enabled=False"]
             km.connection_file = str(self.workspace.root / "kernel.json")
         self.km = km
@@ -136,17 +155,35 @@ class ScratchKernel:
             self.client = km.client()
             self.client.start_channels()
             await self.client.wait_for_ready(timeout=60)
-        except BaseException:
+            await self._install_bridge()
+        except ScratchKernelUnavailable:
             await self.shutdown()  # no half-started kernel, no socket folder left behind
             raise
-        bootstrap = (
-            "import kernel_tools.bridge as __resolve_bridge\n"
-            f"__resolve_bridge.install(session_dir={str(self.workspace.root)!r}, "
-            f"server_root={str(self.server_root)!r})\n"
-        )
-        result = await self._execute(bootstrap, timeout=60, silent=True)
-        if result.error:
-            self.log.error("scratch kernel bootstrap failed: %s", result.error)
+        except Exception as exc:  # the provisioner's or the kernel's failure, named for the model
+            await self.shutdown()
+            raise ScratchKernelUnavailable(
+                f"scratch kernels: the kernel from kernelspec {self.choice.name!r} (provisioner "
+                f"{self.choice.provisioner!r}) did not start: {type(exc).__name__}: {exc}"
+            ) from exc
+        except BaseException:
+            await self.shutdown()
+            raise
+
+    async def _install_bridge(self) -> None:
+        """The kernel_tools bridge in the kernel: imported, or shipped when the kernel cannot
+        import it (bootstrap.py); a kernel without the bridge is not used."""
+        session, root = self.workspace.root, self.server_root
+        result = await self._execute(bootstrap.import_cell(session, root), 60, silent=True)
+        if not result.error and bootstrap.MISSING in result.stdout:
+            self.log.info("scratch kernel has no kernel_tools; shipping the bridge into it")
+            result = await self._execute(bootstrap.shipping_cell(session, root), 60, silent=True)
+        if result.error or result.timed_out or result.died:
+            detail = (result.error or "no answer").strip().splitlines()[-1]
+            raise ScratchKernelUnavailable(
+                f"scratch kernels: the tool bridge could not be installed in the kernel from "
+                f"kernelspec {self.choice.name!r}: {detail} (a kernel on another machine needs "
+                f"the session folder {str(session)!r} mounted at the same path)"
+            )
 
     async def alive(self) -> bool:
         return self.km is not None and bool(await self.km.is_alive())
@@ -268,9 +305,13 @@ class ScratchKernels:
         log: logging.Logger,
         sandbox: str = "",
         network: bool = False,
+        kernel_name: str = "python3",
     ) -> None:
         self.sandbox = sandbox
         self.network = network
+        self.kernel_name = kernel_name
+        self._choice: KernelChoice | None = None  # kept once usable; a problem is looked at again
+        self._logged_problem: str | None = None
         self.sessions_dir = sessions_dir
         self.server_root = server_root
         self.log = log
@@ -283,11 +324,31 @@ class ScratchKernels:
         workspace = Workspace(self.sessions_dir / session_id)
         return workspace.create() if create else workspace
 
+    def kernel_choice(self) -> KernelChoice:
+        """The configured kernelspec as found; one with a problem is looked up again next time,
+        so installing it fixes the next call without a restart."""
+        if self._choice is not None:
+            return self._choice
+        choice = inspect_kernelspec(self.kernel_name, KernelSpecManager(), self.log)
+        if choice.problem is None:
+            self._choice = choice
+        elif choice.problem != self._logged_problem:  # once, not at every health request
+            self._logged_problem = choice.problem
+            self.log.error("jupyter-resolve: %s", choice.problem)
+        return choice
+
+    def describe(self) -> dict[str, Any]:
+        """The ``scratch_kernel`` entry of ``/resolve/api/health``."""
+        return self.kernel_choice().describe(self.sandbox)
+
     async def get(self, session_id: str) -> ScratchKernel:
         lock = self._starting.setdefault(session_id, asyncio.Lock())
         async with lock:
             kernel = self.kernels.get(session_id)
             if kernel is None:
+                choice = self.kernel_choice()
+                if choice.problem is not None:
+                    raise ScratchKernelUnavailable(choice.problem)
                 kernel = ScratchKernel(
                     self.workspace(session_id),
                     self.server_root,
@@ -295,6 +356,7 @@ class ScratchKernels:
                     sandbox=self.sandbox,
                     network=self.network,
                     state_dir=self.sessions_dir.parent,
+                    choice=choice,
                 )
                 await kernel.start()
                 self.kernels[session_id] = kernel
@@ -315,4 +377,10 @@ class ScratchKernels:
         self.kernels.clear()
 
 
-__all__ = ["Execution", "ScratchKernel", "ScratchKernels", "kernel_environment"]
+__all__ = [
+    "Execution",
+    "ScratchKernel",
+    "ScratchKernelUnavailable",
+    "ScratchKernels",
+    "kernel_environment",
+]

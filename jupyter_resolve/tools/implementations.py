@@ -19,7 +19,7 @@ from ..notebook.kernels import UserKernels
 from ..notebook.proposals import Proposals
 from ..runs.manager import RunManager
 from ..runs.run import Run
-from ..scratch.kernels import ScratchKernels
+from ..scratch.kernels import ScratchKernels, ScratchKernelUnavailable
 from .catalog import TRUSTED_TOOLS, implemented_names
 from .dispatch import Implementation, ToolDispatcher
 from .kernel import run_bridged, run_python
@@ -76,20 +76,27 @@ def kernel_tool(host: ToolHost, name: str) -> Implementation:
     """A builtin run in the scratch kernel of the run's session."""
 
     async def call(request: ToolCallRequest) -> ToolResult:
-        run = host.runs.get(request.run_id)
-        kernel = await host.kernels.get(run.session_id)
-        timeout = host.config.tool_timeout
-        if name == "python":
-            code = request.arguments.get("code")
-            if not isinstance(code, str):
-                return ToolResult(ok=False, output="python: 'code' must be a string")
-            return await run_python(kernel, code, timeout)
-        arguments = dict(request.arguments)
-        if name == "shell":
-            arguments.setdefault("timeout", timeout)
-        return await run_bridged(kernel, name, arguments, timeout)
+        try:
+            return await _run_in_kernel(host, name, request)
+        except ScratchKernelUnavailable as exc:  # no kernel to run it in: the model is told why
+            return ToolResult(ok=False, output=f"{name}: {exc}")
 
     return call
+
+
+async def _run_in_kernel(host: ToolHost, name: str, request: ToolCallRequest) -> ToolResult:
+    run = host.runs.get(request.run_id)
+    kernel = await host.kernels.get(run.session_id)
+    timeout = host.config.tool_timeout
+    if name == "python":
+        code = request.arguments.get("code")
+        if not isinstance(code, str):
+            return ToolResult(ok=False, output="python: 'code' must be a string")
+        return await run_python(kernel, code, timeout)
+    arguments = dict(request.arguments)
+    if name == "shell":
+        arguments.setdefault("timeout", timeout)
+    return await run_bridged(kernel, name, arguments, timeout)
 
 
 async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:
