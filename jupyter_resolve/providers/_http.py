@@ -25,8 +25,8 @@ import httpx
 
 from ..contracts.errors import ProviderError
 from ..contracts.sse import SSEDecoder, SSEEvent
-from . import raw_http
 from .base import Provider
+from .raw_http import RawHTTPError, RawResponse, RawTimeout, raw_post, usable_raw
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
 MAX_JSON_ANSWER = 64 * 1024 * 1024  # a whole completion from a server that did not stream
@@ -244,13 +244,13 @@ class HTTPProvider(Provider):
 
     async def _open_raw(
         self, url: str, headers: dict[str, str], payload: dict[str, Any]
-    ) -> raw_http.RawResponse:
+    ) -> RawResponse:
         """:meth:`_open` over :mod:`.raw_http`: the same retries and the same errors."""
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         attempt = 0
         while True:
             try:
-                response = await raw_http.post(
+                response = await raw_post(
                     url,
                     headers,
                     body,
@@ -263,9 +263,9 @@ class HTTPProvider(Provider):
                     raw = await response.read()
                 finally:
                     await response.aclose()
-            except raw_http.RawTimeout as exc:
+            except RawTimeout as exc:
                 raise self._timeout(url, exc) from exc
-            except raw_http.RawHTTPError as exc:
+            except RawHTTPError as exc:
                 raise self._unreachable(url, exc) from exc
             error = self._status_error(url, response.status, raw, httpx.Headers(response.headers))
             if not error.retryable or attempt >= self.max_retries:
@@ -284,7 +284,7 @@ class HTTPProvider(Provider):
             if "application/json" in (response.header("content-type") or ""):
                 try:
                     body = json.loads(await response.read(MAX_JSON_ANSWER))
-                except (ValueError, raw_http.RawHTTPError) as exc:
+                except (ValueError, RawHTTPError) as exc:
                     raise ProviderError(
                         f"{self.label} at {url} sent JSON that does not parse",
                         code="provider_stream_error",
@@ -295,9 +295,9 @@ class HTTPProvider(Provider):
             try:
                 async for piece in response.pieces():
                     yield piece
-            except raw_http.RawTimeout as exc:
+            except RawTimeout as exc:
                 raise self._timeout(url, exc) from exc
-            except raw_http.RawHTTPError as exc:
+            except RawHTTPError as exc:
                 raise ProviderError(
                     f"the stream from {self.label} at {url} broke off: {self._redact(str(exc))}",
                     code="provider_stream_error",
@@ -346,7 +346,7 @@ class HTTPProvider(Provider):
     ) -> AsyncGenerator[bytes | dict[str, Any], None]:
         """The answer's body as the network delivers it; a plain JSON answer (a server that
         ignored ``stream: true``) is yielded as one dict."""
-        if self.stream_raw and raw_http.usable(url, is_loopback(url)):
+        if self.stream_raw and usable_raw(url, is_loopback(url)):
             async with aclosing(self._raw_pieces(url, headers, payload)) as pieces:
                 async for piece in pieces:
                     yield piece

@@ -31,7 +31,7 @@ class RawTimeout(RawHTTPError):
     """Nothing came for the read timeout (or the connection was not made in time)."""
 
 
-def usable(url: str, loopback: bool) -> bool:
+def usable_raw(url: str, loopback: bool) -> bool:
     """Whether ``url`` can be streamed here: plain HTTP, with no proxy that would apply."""
     if urlsplit(url).scheme != "http":
         return False
@@ -130,7 +130,7 @@ class RawResponse:
         self._watchdog = loop.call_later(self._read_timeout - idle, self._check)
 
 
-async def post(
+async def raw_post(
     url: str, headers: dict[str, str], body: bytes, *, connect_timeout: float, read_timeout: float
 ) -> RawResponse:
     """Send ``POST url`` with ``body`` (JSON) and return the answer once its head is read."""
