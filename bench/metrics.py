@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, concurrency, context, cpu, footprint, magics, tools
+from . import chain, concurrency, context, cpu, footprint, magics, run_start, tools
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
@@ -26,4 +26,5 @@ METRICS: dict[str, Metric] = {
     "runtime_rss_per_run": footprint.runtime_rss_per_run,
     "vs_jupyter_ai": magics.vs_jupyter_ai,
     "context": context.context_assembly,
+    "run_start": run_start.run_start,
 }

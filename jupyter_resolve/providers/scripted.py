@@ -25,6 +25,7 @@ from typing import Any
 from ..contracts.bodies import text_of
 from ..contracts.compaction import extractive_summary, is_summary_request
 from ..contracts.errors import ProviderError
+from ..contracts.sse import format_data
 from .base import Chunk, Provider
 from .chunks import ChunkBuilder, estimate_tokens, new_call_id, wants_usage
 
@@ -259,6 +260,21 @@ class ScriptedProvider(Provider):
             f"{OFFLINE} The scripted model's script ({self.script.name}) has no more turns "
             f"for this run, so it stops here."
         )
+
+    async def relay(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk | bytes]:
+        """The turn's chunks as runtime-ready frames, encoded in one go and sent as one write;
+        usage as a chunk (the gateway notes it)."""
+        frames: list[bytes] = []
+        async for chunk in self.stream_chat(body, run_id):
+            if chunk.get("usage"):
+                if frames:
+                    yield b"".join(frames)
+                    frames = []
+                yield chunk
+            else:
+                frames.append(format_data(chunk))
+        if frames:
+            yield b"".join(frames)
 
     async def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:
         turn = self.next_turn(body, run_id)
