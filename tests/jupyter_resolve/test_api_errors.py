@@ -201,7 +201,9 @@ async def test_bad_ids_in_query_arguments_are_400(server: Server) -> None:
 async def test_a_good_id_of_128_characters_is_a_session(server: Server, jp_root_dir: Any) -> None:
     session = "S" + "a1._-" * 25 + "xy"
     assert len(session) == 128
-    stream = await server.chat("hi", session_id=session)
+    (jp_root_dir / "notes.txt").write_text("n")
+    # an attachment makes the session's folders at run start (else its kernel's start does)
+    stream = await server.chat("hi", session_id=session, attachments=["notes.txt"])
     assert stream.status == 200 and stream.of("run.completed")
     assert (jp_root_dir / ".resolve" / "sessions" / session / "work").is_dir()
 
