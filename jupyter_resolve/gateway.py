@@ -21,7 +21,7 @@ from ._version import __version__
 from .artifacts import Artifacts, ArtifactStore
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
-from .contracts.context import fit_round
+from .contracts.context import fit_round, surely_fits
 from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .contracts.errors import ProviderError, RuntimeStartError
 from .contracts.models import choose_model, default_model, listed_models
@@ -264,10 +264,17 @@ class Gateway:
     async def call_tool(self, request: ToolCallRequest) -> ToolResult:
         return await handle_tool_call(self, request)
 
-    def fit_round(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]:
-        """A round's request fitted to its run's window (logged as ``context.compacted``)."""
+    def fit_round(
+        self, run_id: str | None, body: dict[str, Any], body_bytes: int | None = None
+    ) -> dict[str, Any]:
+        """A round's request fitted to its run's window (logged as ``context.compacted``);
+        ``body_bytes``, the request's size, spares the count when it surely fits."""
         run = self.runs.runs.get(run_id or "")
         if run is None or not run.window or run.completed:
+            return body
+        if body_bytes is not None and surely_fits(
+            body_bytes, len(body["messages"]), window=run.window, ratio=run.ratio
+        ):
             return body
         messages, compacted = fit_round(
             body["messages"], body.get("tools") or (), window=run.window, ratio=run.ratio

@@ -273,6 +273,15 @@ def fit(
     return assembly
 
 
+def surely_fits(body_bytes: int, messages: int, *, window: int, ratio: float = 1.0) -> bool:
+    """Whether a request of ``body_bytes`` bytes of JSON with ``messages`` messages fits the
+    window whatever its content: :func:`fit_round` need not count it. A message's counted
+    characters are at most twice its JSON's (``str`` of arguments sent as an object is
+    longer than their compact JSON), so twice the body is an upper bound."""
+    most = int(2 * body_bytes * ratio / CHARS_PER_TOKEN) + messages * (MESSAGE_OVERHEAD + 1)
+    return most <= window - answer_room(window)
+
+
 def fit_round(
     messages: Sequence[Message],
     tools: Sequence[dict[str, Any]] = (),

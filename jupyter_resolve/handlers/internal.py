@@ -35,7 +35,9 @@ class InternalHost(Protocol):
 
     async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
 
-    def fit_round(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]: ...
+    def fit_round(
+        self, run_id: str | None, body: dict[str, Any], body_bytes: int | None = None
+    ) -> dict[str, Any]: ...
 
 
 class InternalHandler(web.RequestHandler):
@@ -96,7 +98,9 @@ class InferenceHandler(InternalHandler):
         notes = self.gateway.notes
         # the runtime rebuilds a tool-use turn without its thinking blocks: they go back on;
         # then the round is fitted to the run's window
-        body = stable_order(self.gateway.fit_round(run_id, notes.restore(run_id, body)))
+        restored = notes.restore(run_id, body)
+        size = len(self.request.body) if restored is body else None  # blocks came back: count
+        body = stable_order(self.gateway.fit_round(run_id, restored, size))
         body, names_back = request_to_wire(body)
         watch = notes.watch(run_id, str(body.get("model") or ""))
         stream = self.gateway.provider.relay(body, run_id)

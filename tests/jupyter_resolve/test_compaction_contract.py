@@ -3,6 +3,7 @@ request, the offline model's summary, and fitting one round in flight."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jupyter_resolve.contracts.bodies import ChatRequest
@@ -109,3 +110,21 @@ def test_a_round_over_budget_elides_then_leaves_out_old_turns_never_its_own() ->
     assert fitted[0] == messages[0] and fitted[-3:] == messages[-3:]
     assert fitted[1]["role"] == "user" and pairs_whole(fitted[1:])
     assert "left out" in compacted["note"]
+
+
+def test_a_request_that_surely_fits_is_not_counted_and_one_that_may_not_is() -> None:
+    from jupyter_resolve.contracts.context import fit_round, surely_fits
+
+    args = {str(i): i for i in range(300)}  # str() of an object is longer than its JSON
+    call = {"id": "c", "type": "function", "function": {"name": "python", "arguments": args}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "x" * 3000},
+    ]
+    body_bytes = len(json.dumps({"messages": messages}, separators=(",", ":")))
+    for window in range(1000, 20000, 250):
+        if surely_fits(body_bytes, len(messages), window=window):
+            assert fit_round(messages, window=window)[1] is None, window
+    assert surely_fits(body_bytes, len(messages), window=200_000)
+    assert not surely_fits(body_bytes, len(messages), window=2_000)
