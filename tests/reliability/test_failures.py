@@ -34,7 +34,7 @@ async def test_full_disk_under_the_run_log_is_a_clear_error_and_no_torn_line(
         if not os.readlink(f"/proc/self/fd/{fd}").endswith(".jsonl"):
             return real_write(fd, data)
         writes["n"] += 1
-        if writes["n"] <= 3:
+        if writes["n"] <= 1:  # run.started; the next write (a batch of events) fills it
             return real_write(fd, data)
         real_write(fd, data[: len(data) // 2])  # half a line reaches the disk, then it is full
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -48,8 +48,7 @@ async def test_full_disk_under_the_run_log_is_a_clear_error_and_no_torn_line(
     assert stream.types()[-1] == "run.completed"  # the run still ended for its client
     run_id = stream.events[0].data["run_id"]
     lines = (jp_root_dir / ".resolve" / "runs" / f"{run_id}.jsonl").read_bytes().splitlines()
-    assert len(lines) == 3
-    assert [json.loads(line)["seq"] for line in lines] == [1, 2, 3]  # whole lines only
+    assert [json.loads(line)["seq"] for line in lines] == [1]  # whole lines only
 
 
 async def test_client_that_goes_away_leaves_a_whole_run(
