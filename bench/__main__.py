@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             if name in SPAWNS and not spawned:
                 spawned = True
                 ctx.log(f"[{time.perf_counter() - started:5.1f} s] starting the servers")
-                for spawn in dict.fromkeys(f for n, f in SPAWNS.items() if n in selected):
+                wanted = (f for n, fs in SPAWNS.items() if n in selected for f in fs)
+                for spawn in dict.fromkeys(wanted):
                     try:
                         spawn(ctx)
                     except BenchError as exc:  # the metric meets it again and reports it

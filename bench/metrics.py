@@ -4,7 +4,7 @@ To add one, write a function ``(Context) -> list[Figure]`` (in a module of its o
 one) and add it here; ``python -m bench --only NAME`` then runs it alone. Order matters where a
 metric observes state another changes (fresh memory before the chats, idle memory after).
 
-``SPAWNS`` names, per metric, what starts the servers it needs: the run calls them all, for the
+``SPAWNS`` names, per metric, what starts each server it needs: the run calls them all, for the
 selected metrics, before the first of those metrics (after the import and magics figures, which
 want a quiet machine), so the servers start side by side rather than one after another.
 """
@@ -33,12 +33,12 @@ METRICS: dict[str, Metric] = {
     "context": context.context_assembly,
 }
 
-SPAWNS: dict[str, Spawn] = {  # in the order they are called: those needing no fake first
-    "tool_roundtrip": tools.spawn_tools_server,
-    "concurrency": Context.spawn_scripted,
-    "runtime_rss_fresh": Context.spawn_main,
-    "chain": Context.spawn_main,
-    "cpu": Context.spawn_main,
-    "runtime_rss_idle": Context.spawn_main,
-    "runtime_rss_per_run": footprint.spawn_slow_server,
+SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
+    "tool_roundtrip": (tools.spawn_tools_server,),
+    "concurrency": (Context.spawn_scripted,),
+    "cpu": (Context.spawn_scripted, Context.spawn_main),
+    "runtime_rss_fresh": (Context.spawn_main,),
+    "chain": (Context.spawn_main,),
+    "runtime_rss_idle": (Context.spawn_main,),
+    "runtime_rss_per_run": (footprint.spawn_slow_server,),
 }
