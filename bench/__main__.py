@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 from .core import BenchError, Context, Figure, NotMeasured
-from .metrics import METRICS
+from .metrics import METRICS, SPAWNS
 from .profiling import PROFILE_DIR_ENV, in_process
 from .profiling import report as profiles_report
 
@@ -76,7 +76,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="few repeats (under 40 s)")
+    parser.add_argument("--quick", action="store_true", help="few repeats (under 60 s)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
     parser.add_argument(
         "--only",
@@ -118,9 +118,19 @@ def main(argv: list[str] | None = None) -> int:
     stack = ExitStack()
     try:
         ctx = Context(quick=args.quick, stack=stack)
+        spawned = False
         for name in METRICS:
             if name not in selected:
                 continue
+            if name in SPAWNS and not spawned:
+                spawned = True
+                ctx.log(f"[{time.perf_counter() - started:5.1f} s] starting the servers")
+                wanted = (f for n, fs in SPAWNS.items() if n in selected for f in fs)
+                for spawn in dict.fromkeys(wanted):
+                    try:
+                        spawn(ctx)
+                    except BenchError as exc:  # the metric meets it again and reports it
+                        ctx.log(f"could not start a server early: {exc}")
             ctx.log(f"[{time.perf_counter() - started:5.1f} s] {name}")
             try:
                 figures += in_process(name, METRICS[name], ctx)

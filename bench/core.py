@@ -2,7 +2,9 @@
 
 A metric is a function ``(Context) -> list[Figure]``; the registry lives in ``bench.metrics``.
 The context starts the expensive things (the fake provider, the Jupyter server) lazily, once,
-and closes them all when the run ends, whatever happens.
+and closes them all when the run ends, whatever happens. Before the first metric that needs a
+server, the run spawns every server the selected metrics will need, side by side
+(:meth:`Context.spawn`); each metric then waits for its own (:meth:`Context.spawned`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Context:
     _scripted: JupyterServer | None = None
     _tmp: Path | None = None
     _failed: dict[str, BenchError] = field(default_factory=dict)
+    _early: dict[str, JupyterServer] = field(default_factory=dict)
 
     def repeats(self, quick: int, full: int) -> int:
         """How many times to repeat a measurement in this mode."""
@@ -102,9 +105,38 @@ class Context:
             url = self.fake().base_url
             self._server = self._once(
                 "jupyter server (jupyter_resolve → the fake provider)",
-                lambda: JupyterServer(self.repo, url),
+                lambda: self.spawned("main", lambda: JupyterServer(self.repo, url)),
             )
         return self._server
+
+    def spawn_main(self) -> None:
+        """:meth:`spawn` the server of :meth:`server` (the fake provider starts now)."""
+        if self._server is None:
+            from .servers import JupyterServer
+
+            url = self.fake().base_url
+            self.spawn("main", lambda: JupyterServer(self.repo, url))
+
+    def spawn(self, key: str, make: Callable[[], JupyterServer]) -> None:
+        """Start ``make()``'s server now, without waiting for it (see :meth:`spawned`).
+
+        A failure here is left for the metric to meet: it then starts its server itself.
+        """
+        if key in self._early:
+            return
+        server = make()
+        self.stack.callback(server.close)  # if no metric takes it
+        try:
+            self._early[key] = server.spawn()
+        except BenchError as exc:
+            server.close()
+            self.log(f"could not start the {key} server early: {exc}")
+
+    def spawned(self, key: str, make: Callable[[], JupyterServer]) -> JupyterServer:
+        """The server :meth:`spawn` started under ``key``, else a new one from ``make()``;
+        entering it (``with``) waits until it is ready."""
+        early = self._early.pop(key, None)
+        return early if early is not None else make()
 
     def tmp(self) -> Path:
         """A temporary folder for this run's files (removed at the end)."""
@@ -119,20 +151,35 @@ class Context:
         Every run takes the script's turns from the first; the provider re-reads the script
         when the file changes, so metrics share this server and each sets its own script.
         """
-        script = self.tmp() / "script.jsonl"
-        text = "".join(json.dumps(turn) + "\n" for turn in turns)
-        staged = script.with_suffix(".new")
-        staged.write_text(text)
-        os.replace(staged, script)  # a new inode and mtime: the provider reloads it
+        self._write_script(turns)
         if self._scripted is None:
-            from .servers import JupyterServer
-
-            args = ("--Resolve.provider=scripted", f"--Resolve.script={script}")
             self._scripted = self._once(
                 "jupyter server (jupyter_resolve, scripted provider)",
-                lambda: JupyterServer(self.repo, "http://127.0.0.1:9/v1", extra_args=args),
+                lambda: self.spawned("scripted", self._scripted_server),
             )
         return self._scripted
+
+    def spawn_scripted(self) -> None:
+        """:meth:`spawn` the server of :meth:`scripted`, with a placeholder script."""
+        if self._scripted is None and not self._script.exists():
+            self._write_script([{"content": "ready"}])
+        self.spawn("scripted", self._scripted_server)
+
+    @property
+    def _script(self) -> Path:
+        return self.tmp() / "script.jsonl"
+
+    def _write_script(self, turns: list[dict[str, object]]) -> None:
+        text = "".join(json.dumps(turn) + "\n" for turn in turns)
+        staged = self._script.with_suffix(".new")
+        staged.write_text(text)
+        os.replace(staged, self._script)  # a new inode and mtime: the provider reloads it
+
+    def _scripted_server(self) -> JupyterServer:
+        from .servers import JupyterServer
+
+        args = ("--Resolve.provider=scripted", f"--Resolve.script={self._script}")
+        return JupyterServer(self.repo, "http://127.0.0.1:9/v1", extra_args=args)
 
     def _once(self, what: str, make: Callable[[], AbstractContextManager[T]]) -> T:
         """Enter ``make()`` on the stack; a failure is remembered and raised again, not retried."""

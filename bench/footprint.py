@@ -1,11 +1,12 @@
 """Footprint: the runtime's resident memory, and the extension's import time.
 
 ``runtime_rss_*`` read ``/proc/<pid>/status`` of the agent-httpd the gateway runs (its pid from
-``/resolve/api/health``). ``extension_import_ms`` is the wall time of a fresh interpreter that
-imports ``jupyter_resolve.extension`` minus that of one that does nothing (``-c pass``), runs
-alternating, medians of each. ``runtime_rss_per_run_kib`` holds N runs live at once (a server of
-its own, on a fake whose answers stall after their first word) and divides the runtime's RSS
-growth over its idle RSS by N.
+``/resolve/api/health``). The import figures come from fresh interpreters that each time their
+import of jupyter_server's part, then of ours (``extension_own_import_ms``), then the
+extension's load into a ServerApp (``bench/import_probe.py``); medians.
+``runtime_rss_per_run_kib`` holds N runs live at once (a server of its own, on a fake whose
+answers stall after their first word) and divides the runtime's RSS growth over its idle RSS
+by N.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 IMPORT_GOAL_MS = 150.0
 RSS_GOAL_KIB = 4096.0
 RUN_GOAL_KIB = 64.0
-QUICK_BUDGET_S = 12.0  # --quick starts no new import round after this long
+QUICK_BUDGET_S = 8.0  # --quick starts no new import round after this long
 
 
 def proc_status(pid: int) -> dict[str, str]:
@@ -83,57 +83,76 @@ def runtime_rss_idle(ctx: Context) -> list[Figure]:
     ]
 
 
-def _wall(code: str, cwd: Path, env: dict[str, str]) -> float:
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    """(wall ms, stdout) of a fresh interpreter run with ``argv``."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, check=False
+        [sys.executable, *argv], cwd=cwd, env=env, capture_output=True, check=False
     )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise BenchError(f"python -c {code!r} failed:\n{done.stderr.decode(errors='replace')}")
-    return elapsed * 1e3
+        raise BenchError(f"python {argv} failed:\n{done.stderr.decode(errors='replace')}")
+    return elapsed * 1e3, done.stdout.decode()
 
 
 def extension_import(ctx: Context) -> list[Figure]:
+    """Fresh interpreters run ``bench.import_probe``: one times jupyter_server's import, then
+    ours, then the extension's load into a ServerApp; ours is measured on its own, not as the
+    difference of two noisy multi-second imports."""
     runs = ctx.repeats(3, 5)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ctx.repo), env.get("PYTHONPATH", "")) if p)
     env.pop("PYTHONSTARTUP", None)
-    codes = {
-        "pass": "pass",
-        "extension": "import jupyter_resolve.extension",
-        # the part of the import that is jupyter_server's: the goal is on what is ours
-        "server": "import jupyter_server.extension.application",
-    }
-    times: dict[str, list[float]] = {name: [] for name in codes}
+    env["JUPYTER_NO_CONFIG"] = "1"  # a ServerApp with our extension only, no user config
+    env["JUPYTER_RUNTIME_DIR"] = str(ctx.tmp() / "probe-runtime")
+    root = ctx.tmp() / "probe-root"
+    root.mkdir(exist_ok=True)
+    # bytecode first (an edited module would otherwise compile inside the first sample)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ctx.repo / "jupyter_resolve")],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    bare: list[float] = []
+    probes: list[dict[str, float]] = []
     started = time.monotonic()
-    for i in range(runs + 1):  # a warm-up round writes bytecode and fills the page cache
+    # the full run's extra first round fills the page cache; --quick relies on compileall
+    for i in range(runs if ctx.quick else runs + 1):
         if ctx.quick and i > 1 and time.monotonic() - started > QUICK_BUDGET_S:
             break  # a loaded machine: keep --quick quick, with fewer samples
-        for name, code in codes.items():
-            wall = _wall(code, ctx.repo, env)
-            if i > 0:
-                times[name].append(wall)
-    runs = len(times["extension"])
-    bare = median(times["pass"])
-    server = median(times["server"]) - bare
-    own = median(times["extension"]) - median(times["server"])
+        wall_bare, _ = _run(["-c", "pass"], ctx.repo, env)
+        _, out = _run(["-m", "bench.import_probe", str(root)], ctx.repo, env)
+        if i > 0 or ctx.quick:
+            bare.append(wall_bare)
+            probes.append(json.loads(out.strip().splitlines()[-1]))
+
+    def of(name: str) -> float:
+        return median([probe[name] for probe in probes])
+
     return [
         Figure(
             "extension_own_import_ms",
-            own,
+            of("own_ms"),
             "ms",
             Goal(IMPORT_GOAL_MS),
-            note=f"median of {runs}: the extension's import minus jupyter_server's",
+            note=f"median of {len(probes)}: importing jupyter_resolve.extension in an "
+            "interpreter that has imported jupyter_server's part",
+        ),
+        Figure(
+            "extension_load_ms",
+            of("load_ms"),
+            "ms",
+            note="loading it into a ServerApp: the imports deferred to then, the gateway",
         ),
         Figure(
             "extension_import_ms",
-            median(times["extension"]) - bare,
+            median([probe["server_ms"] + probe["own_ms"] for probe in probes]),
             "ms",
-            note="minus bare interpreter start",
+            note="jupyter_server's part and ours",
         ),
-        Figure("jupyter_server_import_ms", server, "ms", note="jupyter_server alone"),
-        Figure("python_startup_ms", bare, "ms", note="python -c pass"),
+        Figure("jupyter_server_import_ms", of("server_ms"), "ms", note="jupyter_server's part"),
+        Figure("python_startup_ms", median(bare), "ms", note="python -c pass"),
     ]
 
 
@@ -222,17 +241,26 @@ async def _hold_runs(
     return rss, live, seen
 
 
-def runtime_rss_per_run(ctx: Context) -> list[Figure]:
-    """Runtime RSS with N runs live at once (stalled mid-stream) minus idle, per run."""
+def slow_server(ctx: Context) -> JupyterServer:
+    """A server of its own on a fake whose answers stall after their first word (the fake
+    lives until the run ends)."""
     from .servers import FakeProvider, JupyterServer
 
-    n = ctx.repeats(20, 100)
-    settle = ctx.repeats(6, 15)
     scenario = ctx.tmp() / "slow.json"
     scenario.write_text(json.dumps(slow_scenario(120.0)))  # cancelled once measured
-    with ExitStack() as stack:
-        fake = stack.enter_context(FakeProvider(ctx.repo, scenario_file=scenario))
-        server = stack.enter_context(JupyterServer(ctx.repo, fake.base_url))
+    fake = ctx.stack.enter_context(FakeProvider(ctx.repo, scenario_file=scenario))
+    return JupyterServer(ctx.repo, fake.base_url)
+
+
+def spawn_slow_server(ctx: Context) -> None:
+    ctx.spawn("slow", lambda: slow_server(ctx))
+
+
+def runtime_rss_per_run(ctx: Context) -> list[Figure]:
+    """Runtime RSS with N runs live at once (stalled mid-stream) minus idle, per run."""
+    n = ctx.repeats(20, 100)
+    settle = ctx.repeats(6, 15)
+    with ctx.spawned("slow", lambda: slow_server(ctx)) as server:
         runtime = server.runtime_pid()
         warm = server.http
         assert warm is not None

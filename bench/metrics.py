@@ -3,6 +3,10 @@
 To add one, write a function ``(Context) -> list[Figure]`` (in a module of its own or an existing
 one) and add it here; ``python -m bench --only NAME`` then runs it alone. Order matters where a
 metric observes state another changes (fresh memory before the chats, idle memory after).
+
+``SPAWNS`` names, per metric, what starts each server it needs: the run calls them all, for the
+selected metrics, before the first of those metrics (after the import and magics figures, which
+want a quiet machine), so the servers start side by side rather than one after another.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from . import chain, concurrency, context, cpu, footprint, magics, run_start, to
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
+Spawn = Callable[[Context], None]
 
 METRICS: dict[str, Metric] = {
     "extension_import": footprint.extension_import,
@@ -27,4 +32,14 @@ METRICS: dict[str, Metric] = {
     "vs_jupyter_ai": magics.vs_jupyter_ai,
     "context": context.context_assembly,
     "run_start": run_start.run_start,
+}
+
+SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
+    "tool_roundtrip": (tools.spawn_tools_server,),
+    "concurrency": (Context.spawn_scripted,),
+    "cpu": (Context.spawn_scripted, Context.spawn_main),
+    "runtime_rss_fresh": (Context.spawn_main,),
+    "chain": (Context.spawn_main,),
+    "runtime_rss_idle": (Context.spawn_main,),
+    "runtime_rss_per_run": (footprint.spawn_slow_server,),
 }

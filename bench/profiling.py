@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import itertools
 import os
 import pstats
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import TypeVar
 
 PROFILE_DIR_ENV = "RESOLVE_BENCH_PROFILE_DIR"
 TOP = 25
+_SERVERS = itertools.count(1)
 T = TypeVar("T")
 A = TypeVar("A")
 
@@ -34,8 +36,8 @@ def server_module(name: str) -> list[str]:
     folder = profile_dir()
     if folder is None:
         return ["-m", "jupyter_server"]
-    n = len(list(folder.glob(f"{name}-*.prof")))
-    return ["-m", "bench.profiled_server", str(folder / f"{name}-{n + 1}.prof")]
+    # a count, not the files there: servers started side by side write theirs only at exit
+    return ["-m", "bench.profiled_server", str(folder / f"{name}-{next(_SERVERS)}.prof")]
 
 
 def in_process(name: str, work: Callable[[A], T], arg: A) -> T:

@@ -219,8 +219,11 @@ class JupyterServer:
         ]
 
     def __enter__(self) -> JupyterServer:
+        """Start (unless :meth:`spawn` did) and wait until ready."""
         try:
-            self._start()
+            if self._proc is None:
+                self.spawn()
+            self._wait_ready()
         except BaseException:
             self.close()
             raise
@@ -231,27 +234,40 @@ class JupyterServer:
     ) -> None:
         self.close()
 
-    def _start(self) -> None:
+    def spawn(self) -> JupyterServer:
+        """Start the process and return at once: servers spawned one after another start
+        side by side, and entering each (``with``) waits until it is ready."""
         runtime_binary(self.repo)  # fail early, with the hint, when it is not built
         self.tmp = Path(tempfile.mkdtemp(prefix="resolve-bench-"))
-        root = self.tmp / "root"
-        root.mkdir()
+        (self.tmp / "root").mkdir()
+        self.http = httpx.Client(timeout=10.0, headers=self.headers)
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
+        assert self.tmp is not None
         env = _base_env(self.repo)
         env["JUPYTER_CONFIG_DIR"] = str(self.tmp / "config")
         env["JUPYTER_RUNTIME_DIR"] = str(self.tmp / "runtime")
         env[KEY_ENV] = "sk-bench-not-a-real-key"
         env["JUPYTER_TOKEN"] = self.token  # the environment, not argv: ps shows argv
-        self.http = httpx.Client(timeout=10.0, headers=self.headers)
+        self.port = free_port()
+        with open(self.log_path, "ab") as log:
+            self._proc = _spawn(
+                self.argv(self.tmp / "root"),
+                cwd=self.repo,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def _wait_ready(self) -> None:
         for attempt in range(3):  # the free port can be taken between probe and bind
-            self.port = free_port()
-            with open(self.log_path, "ab") as log:
-                self._proc = _spawn(
-                    self.argv(root), cwd=self.repo, env=env, stdout=log, stderr=subprocess.STDOUT
-                )
             if self._wait_listening():
                 break
             if attempt == 2 or "already in use" not in self.log_tail():
                 raise BenchError(f"jupyter server exited during start:\n{self.log_tail()}")
+            self._launch()
         self._wait_runtime()
         if profile_dir() is not None and self._proc is not None:
             os.kill(self._proc.pid, signal.SIGUSR2)  # ready: the profile starts here

@@ -11,11 +11,15 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from .chain import frames
 from .core import BenchError, Context, Figure, Goal, median
+
+if TYPE_CHECKING:
+    from .servers import JupyterServer
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -23,22 +27,35 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def tool_roundtrip(ctx: Context) -> list[Figure]:
+def calls(ctx: Context) -> int:
+    return ctx.repeats(20, 60)  # one run: rounds are capped at 64
+
+
+def tools_server(ctx: Context) -> JupyterServer:
+    """A server of its own whose scripted model calls ``python`` ``calls(ctx) + 1`` times."""
     from .servers import JupyterServer
 
-    calls = ctx.repeats(20, 60)  # one run: rounds are capped at 64
-    folder = Path(tempfile.mkdtemp(prefix="resolve-bench-tools-"))
+    n = calls(ctx)
+    folder = Path(tempfile.mkdtemp(prefix="resolve-bench-tools-", dir=ctx.tmp()))
     script = folder / "script.jsonl"
     turn = {"content": "", "tool_calls": [{"name": "python", "arguments": {"code": "1 + 1"}}]}
-    script.write_text("".join(json.dumps(turn) + "\n" for _ in range(calls + 1)))
+    script.write_text("".join(json.dumps(turn) + "\n" for _ in range(n + 1)))
     args = (
         "--Resolve.provider=scripted",
         f"--Resolve.script={script}",
-        f"--Resolve.max_rounds={min(calls + 2, 64)}",
-        f"--Resolve.max_tool_calls={calls + 2}",
+        f"--Resolve.max_rounds={min(n + 2, 64)}",
+        f"--Resolve.max_tool_calls={n + 2}",
     )
+    return JupyterServer(ctx.repo, "http://127.0.0.1:9/v1", extra_args=args)
+
+
+def spawn_tools_server(ctx: Context) -> None:
+    ctx.spawn("tools", lambda: tools_server(ctx))
+
+
+def tool_roundtrip(ctx: Context) -> list[Figure]:
     samples: list[float] = []
-    with JupyterServer(ctx.repo, "http://127.0.0.1:9/v1", extra_args=args) as server:
+    with ctx.spawned("tools", lambda: tools_server(ctx)) as server:
         body = {"messages": [{"role": "user", "content": "go"}], "session_id": "bench-tools"}
         requested: dict[str, float] = {}
         buffer = b""

@@ -14,7 +14,6 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, vali
 from traitlets.config import Configurable
 
 from .config_models import ModelSettings
-from .peer.limits import id_problem
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
 DEFAULT_MODEL = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
@@ -250,6 +249,8 @@ class Resolve(ModelSettings, Configurable):
 
     @validate("peer_secrets")
     def _check_peer_secrets(self, proposal: dict[str, Any]) -> dict[str, str]:
+        from .peer.limits import id_problem  # pydantic, only when set
+
         value = dict(proposal["value"])
         for peer, secret in value.items():
             problem = id_problem("Resolve.peer_secrets: a peer id", peer)
@@ -262,6 +263,8 @@ class Resolve(ModelSettings, Configurable):
 
     @validate("peer_tools")
     def _check_peer_tools(self, proposal: dict[str, Any]) -> dict[str, list[str]]:
+        from .peer.limits import id_problem  # pydantic, only when set
+
         value = dict(proposal["value"])
         for peer, tools in value.items():
             problem = id_problem("Resolve.peer_tools: a peer id", peer)

@@ -11,9 +11,6 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, validate
 from traitlets.config import Configurable
 
-from .contracts.prices import parse_prices
-from .providers.families import parse_families
-
 
 class ModelSettings(Configurable):
     """Settings of how the gateway talks to models (part of ``c.Resolve``)."""
@@ -65,12 +62,16 @@ class ModelSettings(Configurable):
 
     @validate("model_families")
     def _check_families(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from .providers.families import parse_families  # only when set: keeps config light
+
         value = dict(proposal["value"])
         parse_families(value)
         return value
 
     @validate("prices")
     def _check_prices(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from .contracts.prices import parse_prices  # pydantic, only when set
+
         value = dict(proposal["value"])
         parse_prices(value, where="Resolve.prices")
         return value

@@ -1,19 +1,24 @@
-"""The Jupyter server extension: wires the gateway into the server's lifecycle and routes."""
+"""The Jupyter server extension: wires the gateway into the server's lifecycle and routes.
+
+Importing this module loads only the settings class: the gateway and the handlers load when
+the server initializes the extension, so a server (or ``jupyter server --help``) that never
+enables it pays nothing for them.
+"""
 
 from __future__ import annotations
 
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_server.extension.application import ExtensionApp
 
 from .config import Resolve
-from .gateway import Gateway
-from .handlers import api, artifacts, facade, internal, mcp, peer
 from .magics.client import TOKEN_ENV, URL_ENV
-from .notebook.kernels import UserKernels
+
+if TYPE_CHECKING:
+    from .gateway import Gateway
 
 
 def kernel_url(serverapp: Any) -> str:
@@ -38,6 +43,10 @@ class ResolveExtension(ExtensionApp):
     kernel_token: str = ""
 
     def initialize_settings(self) -> None:
+        from .gateway import Gateway
+        from .handlers import internal
+        from .notebook.kernels import UserKernels
+
         config = Resolve(parent=self)
         assert self.serverapp is not None
         root = Path(self.serverapp.root_dir).expanduser().resolve()
@@ -58,12 +67,13 @@ class ResolveExtension(ExtensionApp):
         os.environ[TOKEN_ENV] = self.kernel_token
 
     def initialize_handlers(self) -> None:
+        from .handlers import api, facade
+        from .handlers.lazy import lazy_routes
+
         handlers: list[tuple[str, Any]] = [
             *api.routes,
             *facade.routes,
-            *artifacts.routes,
-            *peer.routes,
-            *mcp.routes,
+            *lazy_routes(),  # artifacts, the A2A peer, the MCP server: loaded on first request
         ]
         self.handlers.extend(handlers)
 

@@ -8,17 +8,17 @@ the routes of its internal listener (:meth:`Gateway.route_internal`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tornado import web
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from ._version import __version__
-from .artifacts import Artifacts, ArtifactStore
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.context import fit_round, surely_fits
@@ -52,6 +52,9 @@ from .tools.catalog import (
 from .tools.dispatch import ToolDispatcher
 from .tools.implementations import register_tools
 from .tools.toolset import ToolSet
+
+if TYPE_CHECKING:
+    from .artifacts import Artifacts
 
 
 class Gateway:
@@ -89,13 +92,6 @@ class Gateway:
             sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
             network=config.sandbox_network,
             kernel_name=config.scratch_kernel_name,
-        )
-        artifacts_dir = root_dir / config.artifacts_dir if config.artifacts_dir else None
-        self.artifacts = Artifacts(
-            ArtifactStore(artifacts_dir or self.state_dir / "artifacts"),
-            root_dir=root_dir,
-            sessions_dir=self.state_dir / "sessions",
-            config=config,
         )
         # the server's sessions and kernels (set by the extension), and the cells proposed
         self.user_kernels: UserKernels | None = None
@@ -139,6 +135,21 @@ class Gateway:
         self._cull_task: asyncio.Task[None] | None = None
         self._toolset: ToolSet | None = None
         self._toolset_key: tuple[Any, ...] = ()
+
+    @functools.cached_property
+    def artifacts(self) -> Artifacts:
+        """The artifact store, built on first use: most servers never promote (and its
+        models cost a noticeable part of the extension's load)."""
+        from .artifacts import Artifacts, ArtifactStore
+
+        configured = self.config.artifacts_dir
+        artifacts_dir = self.root_dir / configured if configured else None
+        return Artifacts(
+            ArtifactStore(artifacts_dir or self.state_dir / "artifacts"),
+            root_dir=self.root_dir,
+            sessions_dir=self.state_dir / "sessions",
+            config=self.config,
+        )
 
     async def _cull_idle_kernels(self) -> None:
         idle = self.config.scratch_idle_timeout

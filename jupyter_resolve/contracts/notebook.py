@@ -43,8 +43,10 @@ class Mention(BaseModel):
         return value
 
 
+# The models of proposals and notebook tools are built on first use (defer_build): most
+# servers never propose, and building them was a noticeable part of the extension's load.
 class ProposedCell(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     cell_type: CellType = "code"
     source: str = Field(max_length=MAX_CELL_SOURCE)
@@ -53,7 +55,7 @@ class ProposedCell(BaseModel):
 class ProposeArguments(BaseModel):
     """``notebook_propose`` {notebook, cells, after_cell_id?, replace_cell_id?, note?}."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     notebook: PathArg
     cells: list[ProposedCell] = Field(min_length=1, max_length=MAX_CELLS)
@@ -66,7 +68,7 @@ class NotebookArguments(BaseModel):
     """``notebook_variables`` {notebook}; ``inspect_variable`` and ``snapshot_variable`` add
     ``name``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     notebook: PathArg
     name: str | None = Field(default=None, min_length=1, max_length=128)
@@ -75,7 +77,7 @@ class NotebookArguments(BaseModel):
 class ProposalDecisionRequest(BaseModel):
     """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     decision: Literal["accept", "reject"]
     run: bool = False
@@ -85,6 +87,8 @@ class ProposalDecisionRequest(BaseModel):
 
 class ProposalOutcome(BaseModel):
     """What became of a proposal: the endpoint's answer and the ``notebook.decision`` event."""
+
+    model_config = ConfigDict(defer_build=True)
 
     proposal_id: Id
     decision: Literal["accepted", "rejected"]

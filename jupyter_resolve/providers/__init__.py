@@ -2,20 +2,24 @@
 
 ``scripted`` is the offline default; ``openai`` speaks to any OpenAI-compatible server;
 ``anthropic`` translates to and from the Messages API. :func:`make_provider` builds one from
-the ``c.Resolve`` settings.
+the ``c.Resolve`` settings. Each provider's module loads when it is first made or named here
+(``from jupyter_resolve.providers import AnthropicProvider``), so a server pays only for the
+one it is configured with.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .anthropic import AnthropicProvider
 from .base import Chunk, Provider
-from .families import parse_families
-from .openai import OpenAIProvider
-from .scripted import ScriptedProvider
+
+if TYPE_CHECKING:
+    from .anthropic import AnthropicProvider
+    from .openai import OpenAIProvider
+    from .scripted import ScriptedProvider
 
 __all__ = [
     "AnthropicProvider",
@@ -29,6 +33,18 @@ __all__ = [
 KINDS = ("scripted", "openai", "anthropic")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+_LAZY = {
+    "AnthropicProvider": ".anthropic",
+    "OpenAIProvider": ".openai",
+    "ScriptedProvider": ".scripted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The provider classes, imported on first use."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_provider(
@@ -53,8 +69,13 @@ def make_provider(
     runtime's model (openai, anthropic) or "scripted".
     """
     if kind == "scripted":
+        from .scripted import ScriptedProvider
+
         return ScriptedProvider(Path(script) if script else None, model=model or "scripted")
     if kind == "openai":
+        from .families import parse_families
+        from .openai import OpenAIProvider
+
         return OpenAIProvider(
             base_url or OPENAI_BASE_URL,
             api_key,
@@ -67,6 +88,8 @@ def make_provider(
             api_key_env=api_key_env,
         )
     if kind == "anthropic":
+        from .anthropic import AnthropicProvider
+
         return AnthropicProvider(
             base_url or ANTHROPIC_BASE_URL,
             api_key,

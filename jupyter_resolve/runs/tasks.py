@@ -45,7 +45,7 @@ class TaskHost(Protocol):
 class TaskRequest(BaseModel):
     """``POST /resolve/api/tasks``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on the first task
 
     goal: str = Field(min_length=1, max_length=100_000)
     chain: list[str] | None = Field(default=None, min_length=1, max_length=8)

@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..artifacts import Artifacts
 from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
@@ -25,6 +24,9 @@ from .dispatch import Implementation, ToolDispatcher
 from .kernel import run_bridged, run_python
 from .web_fetch import web_fetch
 
+if TYPE_CHECKING:
+    from ..artifacts import Artifacts
+
 MAX_DELEGATIONS = 3
 
 
@@ -34,10 +36,12 @@ class ToolHost(Protocol):
     config: Resolve
     runs: RunManager
     kernels: ScratchKernels
-    artifacts: Artifacts
     state_dir: Path
     user_kernels: UserKernels | None
     proposals: Proposals
+
+    @property
+    def artifacts(self) -> Artifacts: ...
 
     def start_chat(
         self,

@@ -15,6 +15,7 @@ from tornado import web
 import jupyter_resolve
 from jupyter_resolve.contracts.bodies import EVENT_TYPES
 from jupyter_resolve.handlers import api, artifacts, facade, mcp, peer
+from jupyter_resolve.handlers.lazy import LazyHandler
 from tests.conftest import Server
 
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -53,7 +54,9 @@ def served_handlers(rules: Any) -> Iterator[tuple[str, type]]:
     """(pattern, handler class) of every jupyter_resolve handler a tornado router serves."""
     for rule in getattr(rules, "rules", rules):
         target = rule.target
-        if isinstance(target, type) and target.__module__.startswith("jupyter_resolve."):
+        if isinstance(target, type) and issubclass(target, LazyHandler):
+            yield rule.matcher.regex.pattern, target.target()  # what serves its requests
+        elif isinstance(target, type) and target.__module__.startswith("jupyter_resolve."):
             yield rule.matcher.regex.pattern, target
         elif hasattr(target, "rules"):
             yield from served_handlers(target)
