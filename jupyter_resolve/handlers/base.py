@@ -169,7 +169,8 @@ class ResolveHandler(APIHandler):
         sse.start()
         keepalive = self.gateway.config.keepalive_interval
         try:
-            await self.flush()
+            if len(run.events) <= after:
+                await self.flush()  # nothing to send yet: the headers go now, on their own
             async for event in run.watch(after, idle=keepalive):
                 if event is None:
                     sse.keepalive()
