@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 
+from .iopub import IOPubReader, KernelMessage
 from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
@@ -74,6 +76,9 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 class ScratchKernel:
     """One session's kernel: start, execute with a timeout, restart when it dies."""
+
+    _iopub: IOPubReader | None = None  # the current client's reader (see _reader)
+    _iopub_client: Any = None
 
     def __init__(
         self,
@@ -191,6 +196,21 @@ class ScratchKernel:
             await self._interrupt(client, msg_id)
             raise
 
+    def _reader(self, client: Any) -> IOPubReader:
+        """The IOPub reader of ``client`` (a restart brings a new client, so a new reader)."""
+        if self._iopub is None or self._iopub_client is not client:
+            self._iopub = IOPubReader(client.iopub_channel.socket, client.session)
+            self._iopub_client = client
+        return self._iopub
+
+    async def _next_message(self, client: Any, msg_id: str, timeout: float) -> KernelMessage | None:
+        """The next IOPub message; None when none came (or it was not a valid message)."""
+        try:
+            return await self._reader(client).next(timeout, msg_id)
+        except (ValueError, KeyError, TypeError, zmq.ZMQError) as exc:
+            self.log.warning("scratch kernel: an IOPub message was dropped: %s", exc)
+            return None
+
     async def _collect(self, client: Any, msg_id: str, timeout: float) -> Execution:
         """What the execution ``msg_id`` produces, until the kernel is idle again."""
         result = Execution()
@@ -201,16 +221,15 @@ class ScratchKernel:
                 result.timed_out = True
                 await self._interrupt(client, msg_id)
                 return result
-            try:
-                msg = await client.get_iopub_msg(timeout=min(remaining, 0.5))
-            except Exception:  # queue.Empty: check the kernel is still there
+            msg = await self._next_message(client, msg_id, min(remaining, 0.5))
+            if msg is None:  # nothing for a while: check the kernel is still there
                 if not await self.alive():
                     result.died = True
                     return result
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            if msg.parent_id != msg_id:
                 continue
-            kind, content = msg["msg_type"], msg["content"]
+            kind, content = msg.msg_type, msg.content
             if kind == "stream":
                 if content.get("name") == "stderr":
                     result.stderr += content.get("text", "")
@@ -233,14 +252,12 @@ class ScratchKernel:
             await self.km.interrupt_kernel()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            try:
-                msg = await client.get_iopub_msg(timeout=0.5)
-            except Exception:
-                continue
+            msg = await self._next_message(client, msg_id, 0.5)
             if (
-                msg.get("parent_header", {}).get("msg_id") == msg_id
-                and msg["msg_type"] == "status"
-                and msg["content"].get("execution_state") == "idle"
+                msg is not None
+                and msg.parent_id == msg_id
+                and msg.msg_type == "status"
+                and msg.content.get("execution_state") == "idle"
             ):
                 return
         await self._restart()
