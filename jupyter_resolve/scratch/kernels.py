@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import zmq
 from jupyter_client.manager import AsyncKernelManager
 
 from .iopub import IOPubReader, KernelMessage
@@ -204,11 +203,14 @@ class ScratchKernel:
         return self._iopub
 
     async def _next_message(self, client: Any, msg_id: str, timeout: float) -> KernelMessage | None:
-        """The next IOPub message; None when none came (or it was not a valid message)."""
+        """The next IOPub message; None when none came, or what came was not a valid message,
+        or the channel failed (the caller then checks the kernel is still alive)."""
         try:
             return await self._reader(client).next(timeout, msg_id)
-        except (ValueError, KeyError, TypeError, zmq.ZMQError) as exc:
+        except ValueError as exc:  # not signed with the key, malformed: dropped
             self.log.warning("scratch kernel: an IOPub message was dropped: %s", exc)
+            return None
+        except Exception:  # the channel failed: as jupyter_client's Empty was, before
             return None
 
     async def _collect(self, client: Any, msg_id: str, timeout: float) -> Execution:
