@@ -155,16 +155,20 @@ class ScratchKernel:
     async def alive(self) -> bool:
         return self.km is not None and bool(await self.km.is_alive())
 
-    async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
+    async def execute(
+        self, code: str, timeout: float, silent: bool = False, until: str | None = None
+    ) -> Execution:
         """Run ``code``; on timeout the kernel is interrupted; on death it is restarted.
 
         Cancelled (the run ended), the code is interrupted — the kernel keeps its state — and
-        the cancel goes on once the kernel is idle (restarted, should it not get idle)."""
+        the cancel goes on once the kernel is idle (restarted, should it not get idle).
+        ``until``: a MIME type; the first output with it ends the call, without waiting for
+        the kernel to be idle (what is left of the cell runs before the next request)."""
         async with self._lock:
             self.last_used = time.monotonic()
             if not await self.alive():
                 await self._restart()
-            result = await self._execute(code, timeout, silent)
+            result = await self._execute(code, timeout, silent, until)
             if result.died:
                 await self._restart()
             self.last_used = time.monotonic()
@@ -173,7 +177,10 @@ class ScratchKernel:
     async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
         payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})
-        result = await self.execute(f"__resolve_bridge.call({payload!r})", timeout + 5, True)
+        # The bridge publishes its one result last: the call ends there, not at idle.
+        result = await self.execute(
+            f"__resolve_bridge.call({payload!r})", timeout + 5, True, until=RESULT_MIME
+        )
         for bundle in result.outputs:
             if RESULT_MIME in bundle:
                 return bundle[RESULT_MIME]
@@ -186,11 +193,13 @@ class ScratchKernel:
         self.workspace.verify(self.log, self.server_root)
         await self.start()
 
-    async def _execute(self, code: str, timeout: float, silent: bool) -> Execution:
+    async def _execute(
+        self, code: str, timeout: float, silent: bool, until: str | None = None
+    ) -> Execution:
         client = self.client
         msg_id = client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
         try:
-            return await self._collect(client, msg_id, timeout)
+            return await self._collect(client, msg_id, timeout, until)
         except asyncio.CancelledError:
             await self._interrupt(client, msg_id)
             raise
@@ -213,8 +222,11 @@ class ScratchKernel:
         except Exception:  # the channel failed: as jupyter_client's Empty was, before
             return None
 
-    async def _collect(self, client: Any, msg_id: str, timeout: float) -> Execution:
-        """What the execution ``msg_id`` produces, until the kernel is idle again."""
+    async def _collect(
+        self, client: Any, msg_id: str, timeout: float, until: str | None = None
+    ) -> Execution:
+        """What the execution ``msg_id`` produces, until the kernel is idle again (or until
+        an output with the MIME type ``until``)."""
         result = Execution()
         deadline = time.monotonic() + timeout
         while True:
@@ -239,6 +251,8 @@ class ScratchKernel:
                     result.stdout += content.get("text", "")
             elif kind in ("display_data", "execute_result"):
                 result.outputs.append(dict(content.get("data", {})))
+                if until is not None and until in result.outputs[-1]:
+                    return result
             elif kind == "error":
                 trace = "\n".join(content.get("traceback", []))
                 result.error = (
