@@ -22,7 +22,7 @@ KEY = b"the-connection-key"
 async def connected() -> AsyncIterator[tuple[zmq.Socket[bytes], IOPubReader]]:
     """A kernel-side PUB socket and a reader on a SUB socket subscribed to everything."""
     context = zmq.asyncio.Context()
-    pub = zmq.Context.instance().socket(zmq.PUB)
+    pub: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.PUB)
     port = pub.bind_to_random_port("tcp://127.0.0.1")
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.SUBSCRIBE, b"")
