@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,71 @@ def install(session_dir: str, server_root: str) -> None:
     _workspace = Workspace(session, os.path.abspath(server_root))
     if os.path.realpath(os.getcwd()) != os.path.realpath(work):
         os.chdir(work)
+    tune_kernel()
+
+
+def tune_kernel() -> None:
+    """Cut what each execution sends and waits on in the kernel, keeping what the gateway reads.
+
+    Only the gateway reads a scratch kernel's IOPub, and it ends a call at the ``idle`` status,
+    which IOPub sends after every output of the call. So: no ``busy`` status and no
+    ``execute_input`` message (a round trip to the IOPub thread and a message to the gateway
+    each, per call, that nobody reads); no half-millisecond sleep before each ``execute_reply``
+    (kept by ipykernel for clients that read the reply before the outputs); and a flush of
+    stdout/stderr with nothing buffered (six per execution, most of them) returns at once instead
+    of waiting on a round trip to the IOPub thread: whatever was written before is already queued
+    there ahead of the next message. Outside ipykernel, or in one that differs: nothing changes.
+    """
+    kernel = getattr(_ipython(), "kernel", None)
+    if kernel is not None:
+        if isinstance(getattr(kernel, "_execute_sleep", None), float):
+            kernel._execute_sleep = 0.0
+        _drop_busy_and_input(kernel)
+    for stream in (sys.stdout, sys.stderr):
+        _skip_empty_flushes(stream)
+
+
+def _drop_busy_and_input(kernel: Any) -> None:
+    publish_status = getattr(kernel, "_publish_status", None)
+    publish_input = getattr(kernel, "_publish_execute_input", None)
+    if not callable(publish_status) or not callable(publish_input):
+        return
+    if getattr(publish_status, "drops_busy", False):
+        return  # installed again (a second install in the same kernel)
+
+    def publish_status_but_busy(status: str, *args: Any, **kwargs: Any) -> None:
+        if status != "busy":
+            publish_status(status, *args, **kwargs)
+
+    def publish_no_input(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    publish_status_but_busy.drops_busy = True  # type: ignore[attr-defined]
+    kernel._publish_status = publish_status_but_busy
+    kernel._publish_execute_input = publish_no_input
+
+
+def _ipython() -> Any:
+    """The running IPython shell, without importing IPython where it is not loaded."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def _skip_empty_flushes(stream: Any) -> None:
+    """Make ``stream.flush`` return at once when an ipykernel OutStream has nothing buffered."""
+    buffers = getattr(stream, "_buffers", None)
+    if not isinstance(buffers, dict) or getattr(stream, "echo", None) is not None:
+        return  # not an ipykernel OutStream as this knows it: leave it be
+    flush = stream.flush
+    if getattr(flush, "skips_empty", False):
+        return  # installed again (a second install in the same kernel)
+
+    def lean_flush() -> None:
+        if stream._buffers:
+            flush()
+
+    lean_flush.skips_empty = True  # type: ignore[attr-defined]
+    stream.flush = lean_flush
 
 
 def workspace() -> Workspace | None:

@@ -26,7 +26,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
 from . import bootstrap
-from .kernelspec import KernelChoice, ScratchKernelUnavailable, inspect_kernelspec
+from .iopub import IOPubReader, KernelMessage
+from .kernelspec import (
+    KernelChoice,
+    SandboxedKernelManager,
+    ScratchKernelUnavailable,
+    inspect_kernelspec,
+)
 from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
@@ -62,32 +68,11 @@ def kernel_environment(workspace: Workspace) -> dict[str, str]:
     return env
 
 
-class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel command runs under bubblewrap.
-
-    Interrupts go as ``interrupt_request`` messages: a signal to the process group reaches only
-    bwrap outside the sandbox (the kernel is in its own session and PID namespace), and bwrap
-    dies of it, taking the kernel and its state along.
-    """
-
-    sandbox_prefix: list[str] = []  # noqa: RUF012 (set per instance before start)
-
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        return [*self.sandbox_prefix, *super().format_kernel_cmd(extra_arguments)]
-
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
-        # A provisioner that builds its own command (a LocalProvisioner subclass that does not
-        # ask format_kernel_cmd) would launch the kernel unsandboxed: refuse that here too.
-        if kernel_cmd[: len(self.sandbox_prefix)] != self.sandbox_prefix:
-            raise ScratchKernelUnavailable(
-                f"scratch kernels: the provisioner of kernelspec {self.kernel_name!r} built the "
-                "kernel's command without the bubblewrap prefix; it was not started unsandboxed"
-            )
-        await super()._async_launch_kernel(kernel_cmd, **kw)
-
-
 class ScratchKernel:
     """One session's kernel: start, execute with a timeout, restart when it dies."""
+
+    _iopub: IOPubReader | None = None  # the current client's reader (see _reader)
+    _iopub_client: Any = None
 
     def __init__(
         self,
@@ -188,16 +173,20 @@ class ScratchKernel:
     async def alive(self) -> bool:
         return self.km is not None and bool(await self.km.is_alive())
 
-    async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
+    async def execute(
+        self, code: str, timeout: float, silent: bool = False, until: str | None = None
+    ) -> Execution:
         """Run ``code``; on timeout the kernel is interrupted; on death it is restarted.
 
         Cancelled (the run ended), the code is interrupted — the kernel keeps its state — and
-        the cancel goes on once the kernel is idle (restarted, should it not get idle)."""
+        the cancel goes on once the kernel is idle (restarted, should it not get idle).
+        ``until``: a MIME type; the first output with it ends the call, without waiting for
+        the kernel to be idle (what is left of the cell runs before the next request)."""
         async with self._lock:
             self.last_used = time.monotonic()
             if not await self.alive():
                 await self._restart()
-            result = await self._execute(code, timeout, silent)
+            result = await self._execute(code, timeout, silent, until)
             if result.died:
                 await self._restart()
             self.last_used = time.monotonic()
@@ -206,7 +195,10 @@ class ScratchKernel:
     async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
         payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})
-        result = await self.execute(f"__resolve_bridge.call({payload!r})", timeout + 5, True)
+        # The bridge publishes its one result last: the call ends there, not at idle.
+        result = await self.execute(
+            f"__resolve_bridge.call({payload!r})", timeout + 5, True, until=RESULT_MIME
+        )
         for bundle in result.outputs:
             if RESULT_MIME in bundle:
                 return bundle[RESULT_MIME]
@@ -219,17 +211,40 @@ class ScratchKernel:
         self.workspace.verify(self.log, self.server_root)
         await self.start()
 
-    async def _execute(self, code: str, timeout: float, silent: bool) -> Execution:
+    async def _execute(
+        self, code: str, timeout: float, silent: bool, until: str | None = None
+    ) -> Execution:
         client = self.client
         msg_id = client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
         try:
-            return await self._collect(client, msg_id, timeout)
+            return await self._collect(client, msg_id, timeout, until)
         except asyncio.CancelledError:
             await self._interrupt(client, msg_id)
             raise
 
-    async def _collect(self, client: Any, msg_id: str, timeout: float) -> Execution:
-        """What the execution ``msg_id`` produces, until the kernel is idle again."""
+    def _reader(self, client: Any) -> IOPubReader:
+        """The IOPub reader of ``client`` (a restart brings a new client, so a new reader)."""
+        if self._iopub is None or self._iopub_client is not client:
+            self._iopub = IOPubReader(client.iopub_channel.socket, client.session)
+            self._iopub_client = client
+        return self._iopub
+
+    async def _next_message(self, client: Any, msg_id: str, timeout: float) -> KernelMessage | None:
+        """The next IOPub message; None when none came, or what came was not a valid message,
+        or the channel failed (the caller then checks the kernel is still alive)."""
+        try:
+            return await self._reader(client).next(timeout, msg_id)
+        except ValueError as exc:  # not signed with the key, malformed: dropped
+            self.log.warning("scratch kernel: an IOPub message was dropped: %s", exc)
+            return None
+        except Exception:  # the channel failed: as jupyter_client's Empty was, before
+            return None
+
+    async def _collect(
+        self, client: Any, msg_id: str, timeout: float, until: str | None = None
+    ) -> Execution:
+        """What the execution ``msg_id`` produces, until the kernel is idle again (or until
+        an output with the MIME type ``until``)."""
         result = Execution()
         deadline = time.monotonic() + timeout
         while True:
@@ -238,16 +253,15 @@ class ScratchKernel:
                 result.timed_out = True
                 await self._interrupt(client, msg_id)
                 return result
-            try:
-                msg = await client.get_iopub_msg(timeout=min(remaining, 0.5))
-            except Exception:  # queue.Empty: check the kernel is still there
+            msg = await self._next_message(client, msg_id, min(remaining, 0.5))
+            if msg is None:  # nothing for a while: check the kernel is still there
                 if not await self.alive():
                     result.died = True
                     return result
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            if msg.parent_id != msg_id:
                 continue
-            kind, content = msg["msg_type"], msg["content"]
+            kind, content = msg.msg_type, msg.content
             if kind == "stream":
                 if content.get("name") == "stderr":
                     result.stderr += content.get("text", "")
@@ -255,6 +269,8 @@ class ScratchKernel:
                     result.stdout += content.get("text", "")
             elif kind in ("display_data", "execute_result"):
                 result.outputs.append(dict(content.get("data", {})))
+                if until is not None and until in result.outputs[-1]:
+                    return result
             elif kind == "error":
                 trace = "\n".join(content.get("traceback", []))
                 result.error = (
@@ -270,14 +286,12 @@ class ScratchKernel:
             await self.km.interrupt_kernel()
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            try:
-                msg = await client.get_iopub_msg(timeout=0.5)
-            except Exception:
-                continue
+            msg = await self._next_message(client, msg_id, 0.5)
             if (
-                msg.get("parent_header", {}).get("msg_id") == msg_id
-                and msg["msg_type"] == "status"
-                and msg["content"].get("execution_state") == "idle"
+                msg is not None
+                and msg.parent_id == msg_id
+                and msg.msg_type == "status"
+                and msg.content.get("execution_state") == "idle"
             ):
                 return
         await self._restart()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.factory import KernelProvisionerFactory
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
@@ -124,3 +125,27 @@ def _missing(name: str, setting: str, specs: KernelSpecManager) -> KernelChoice:
                 f"{provisioner!r}, which is not installed in the server's Python environment",
             )
     return KernelChoice(name, problem=f"scratch kernels: there is no {setting}; {LIST_HINT}")
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel command runs under bubblewrap.
+
+    Interrupts go as ``interrupt_request`` messages: a signal to the process group reaches only
+    bwrap outside the sandbox (the kernel is in its own session and PID namespace), and bwrap
+    dies of it, taking the kernel and its state along.
+    """
+
+    sandbox_prefix: list[str] = []  # noqa: RUF012 (set per instance before start)
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        return [*self.sandbox_prefix, *super().format_kernel_cmd(extra_arguments)]
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        # A provisioner that builds its own command (a LocalProvisioner subclass that does not
+        # ask format_kernel_cmd) would launch the kernel unsandboxed: refuse that here too.
+        if kernel_cmd[: len(self.sandbox_prefix)] != self.sandbox_prefix:
+            raise ScratchKernelUnavailable(
+                f"scratch kernels: the provisioner of kernelspec {self.kernel_name!r} built the "
+                "kernel's command without the bubblewrap prefix; it was not started unsandboxed"
+            )
+        await super()._async_launch_kernel(kernel_cmd, **kw)

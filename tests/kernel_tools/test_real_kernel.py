@@ -85,3 +85,69 @@ def test_bridge_in_a_real_kernel(
     broken_reply, broken = execute(kernel, "__resolve_bridge.call('{broken')")
     assert broken_reply["status"] == "ok"
     assert broken[0][RESULT_MIME]["ok"] is False
+
+
+def messages(client: BlockingKernelClient, code: str) -> list[tuple[str, dict[str, Any]]]:
+    """Run ``code`` as the ``python`` tool does (not silent); its IOPub messages up to idle."""
+    msg_id = client.execute(code, silent=False, store_history=True, allow_stdin=False)
+    seen: list[tuple[str, dict[str, Any]]] = []
+    while True:
+        msg = client.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        seen.append((msg["msg_type"], msg["content"]))
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return seen
+
+
+def test_installed_kernel_sends_what_the_gateway_reads_and_no_more(
+    kernel: BlockingKernelClient, session: Path, server_root: Path
+) -> None:
+    before = [kind for kind, _ in messages(kernel, "1 + 1")]
+    assert before == ["status", "execute_input", "execute_result", "status"]
+    bootstrap = (
+        "import kernel_tools.bridge as __resolve_bridge\n"
+        f"__resolve_bridge.install(session_dir={str(session)!r}, "
+        f"server_root={str(server_root)!r})\n"
+        # installed twice (a restart bootstraps again): still wrapped once
+        f"__resolve_bridge.install(session_dir={str(session)!r}, "
+        f"server_root={str(server_root)!r})\n"
+    )
+    reply, _ = execute(kernel, bootstrap)
+    assert reply["status"] == "ok", reply
+    # No busy status, no execute_input: the result, then idle.
+    assert messages(kernel, "1 + 1") == [
+        ("execute_result", {"data": {"text/plain": "2"}, "metadata": {}, "execution_count": 2}),
+        ("status", {"execution_state": "idle"}),
+    ]
+    # Every kind of output still comes, in order, before idle: text left unflushed at the end
+    # of the cell, stderr, a display, an error.
+    code = (
+        "import sys\n"
+        "from IPython.display import display\n"
+        "print('out', end='')\n"
+        "sys.stderr.write('err')\n"
+        "display({'text/plain': 'shown'}, raw=True)\n"
+        "print(' more', end='')\n"
+        "raise ValueError('boom')\n"
+    )
+    seen = messages(kernel, code)
+    kinds = [kind for kind, _ in seen]
+    assert kinds[-2:] == ["error", "status"]
+    text = {
+        name: "".join(c["text"] for k, c in seen if k == "stream" and c["name"] == name)
+        for name in ("stdout", "stderr")
+    }
+    assert text == {"stdout": "out more", "stderr": "err"}
+    assert [c["data"] for k, c in seen if k == "display_data"] == [{"text/plain": "shown"}]
+    assert seen[-2][1]["ename"] == "ValueError"
+    # What changed, and that a second install did not wrap again.
+    _, probed = execute(
+        kernel,
+        "import sys\n"
+        "k = get_ipython().kernel\n"
+        "display({'text/plain': repr((k._execute_sleep, sys.stdout.flush.skips_empty, "
+        "sys.stdout.flush.__closure__[0].cell_contents.__name__, "
+        "k._publish_status.__closure__[0].cell_contents.__name__))}, raw=True)",
+    )
+    assert probed == [{"text/plain": "(0.0, True, 'flush', '_publish_status')"}]
