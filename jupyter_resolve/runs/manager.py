@@ -247,6 +247,9 @@ class RunManager:
         if run.completed:
             return run
         run.cancel_requested = True
+        # A cancel that crosses the run's end in the runtime (its last round already answered,
+        # a call refused because of this cancel) still ends the run cancelled: as it was asked.
+        run.translator.override_reason = run.translator.override_reason or "cancelled"
         await self._cancel_in_runtime(run)
         if run.task is not None and not run.task.done():
             await asyncio.wait({run.task}, timeout=CALL_STOP_SECONDS + 5)
