@@ -82,8 +82,9 @@ class RawResponse:
                 if decoder is None:
                     yield data
                     continue
-                for piece in decoder.feed(data):
-                    yield piece
+                decoded = decoder.feed(data)
+                if decoded:
+                    yield b"".join(decoded)  # a read's chunks as one piece: one relay step
                 if decoder.done:
                     return
         except ChunkedError as exc:
