@@ -213,6 +213,27 @@ class HTTPProvider(Provider):
         delay = after if after is not None else self.backoff_base * (2**attempt)
         return max(0.0, min(delay, self.backoff_cap))
 
+    async def _retry_after(self, error: ProviderError, attempt: int) -> None:
+        """Wait before the next attempt, or raise ``error`` when it is not one to retry or the
+        retries are spent."""
+        if not error.retryable or attempt >= self.max_retries:
+            if attempt:
+                error.message = f"{error.message} (after {attempt + 1} attempts)"
+                error.args = (error.message,)
+            raise error
+        await asyncio.sleep(self._backoff(attempt, error.retry_after))
+
+    def _json_answer(self, url: str, raw: bytes) -> dict[str, Any] | None:
+        """A whole JSON answer (a server that ignored ``stream: true``); None if not an object."""
+        try:
+            body = json.loads(raw)
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self.label} at {url} sent JSON that does not parse",
+                code="provider_stream_error",
+            ) from exc
+        return body if isinstance(body, dict) else None
+
     async def _open(
         self, url: str, headers: dict[str, str], payload: dict[str, Any]
     ) -> httpx.Response:
@@ -234,12 +255,7 @@ class HTTPProvider(Provider):
             except httpx.TransportError as exc:
                 raise self._unreachable(url, exc) from exc
             error = self._status_error(url, response.status_code, raw, response.headers)
-            if not error.retryable or attempt >= self.max_retries:
-                if attempt:
-                    error.message = f"{error.message} (after {attempt + 1} attempts)"
-                    error.args = (error.message,)
-                raise error
-            await asyncio.sleep(self._backoff(attempt, error.retry_after))
+            await self._retry_after(error, attempt)
             attempt += 1
 
     async def _open_raw(
@@ -268,12 +284,7 @@ class HTTPProvider(Provider):
             except RawHTTPError as exc:
                 raise self._unreachable(url, exc) from exc
             error = self._status_error(url, response.status, raw, httpx.Headers(response.headers))
-            if not error.retryable or attempt >= self.max_retries:
-                if attempt:
-                    error.message = f"{error.message} (after {attempt + 1} attempts)"
-                    error.args = (error.message,)
-                raise error
-            await asyncio.sleep(self._backoff(attempt, error.retry_after))
+            await self._retry_after(error, attempt)
             attempt += 1
 
     async def _raw_pieces(
@@ -281,18 +292,12 @@ class HTTPProvider(Provider):
     ) -> AsyncGenerator[bytes | dict[str, Any], None]:
         response = await self._open_raw(url, headers, payload)
         try:
-            if "application/json" in (response.header("content-type") or ""):
-                try:
-                    body = json.loads(await response.read(MAX_JSON_ANSWER))
-                except (ValueError, RawHTTPError) as exc:
-                    raise ProviderError(
-                        f"{self.label} at {url} sent JSON that does not parse",
-                        code="provider_stream_error",
-                    ) from exc
-                if isinstance(body, dict):
-                    yield body
-                return
             try:
+                if "application/json" in (response.header("content-type") or ""):
+                    body = self._json_answer(url, await response.read(MAX_JSON_ANSWER))
+                    if body is not None:
+                        yield body
+                    return
                 async for piece in response.pieces():
                     yield piece
             except RawTimeout as exc:
@@ -355,14 +360,9 @@ class HTTPProvider(Provider):
         try:
             content_type = response.headers.get("content-type", "")
             if "application/json" in content_type:
-                try:
-                    body = json.loads(await response.aread())
-                except ValueError as exc:
-                    raise ProviderError(
-                        f"{self.label} at {url} sent JSON that does not parse",
-                        code="provider_stream_error",
-                    ) from exc
-                if isinstance(body, dict):
+                raw = await response.aread()
+                body = self._json_answer(url, raw)
+                if body is not None:
                     yield body
                 return
             try:
