@@ -13,7 +13,7 @@ from .base import Chunk
 from .chunks import ChunkBuilder, cache_counts, wants_usage
 from .families import Family, family_of, shape_request
 from .openai_stream import ChunkNormalizer, stream_error
-from .relay import SSERelay
+from .relay import EventTooLarge, SSERelay
 
 
 class OpenAIProvider(HTTPProvider):
@@ -120,7 +120,13 @@ class OpenAIProvider(HTTPProvider):
                     for whole in completion_to_chunks(piece, wants_usage(payload)):
                         yield whole
                     return
-                out, done = self._relayed(relay.feed(piece), normalize)
+                try:
+                    items = relay.feed(piece)
+                except EventTooLarge as exc:
+                    raise ProviderError(
+                        f"{self.label} sent {exc} in its stream", code="provider_stream_error"
+                    ) from exc
+                out, done = self._relayed(items, normalize)
                 for item in out:
                     yield item
                 if done:

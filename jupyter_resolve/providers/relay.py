@@ -20,6 +20,11 @@ NEEDS_GATEWAY = re.compile(
     rb'"(?:tool_calls|error|thinking_blocks)"|"usage"\s*:\s*\{|\[DONE\]|\n(?!\n|data: \{)'
 )
 EVENT_START = b"data: {"
+MAX_EVENT = 16 * 1024 * 1024  # bytes of one event still without its end (agent-httpd's cap too)
+
+
+class EventTooLarge(ValueError):
+    """The provider sent more than MAX_EVENT bytes without ending an event."""
 
 
 class SSERelay:
@@ -38,8 +43,12 @@ class SSERelay:
             return list(self._decoder.feed(data))
         end = data.rfind(b"\n\n")
         if end < 0:
+            if len(data) > MAX_EVENT:
+                raise EventTooLarge(f"an event of more than {MAX_EVENT >> 20} MiB")
             self._rest = data
             return []
+        if len(data) - end > MAX_EVENT:
+            raise EventTooLarge(f"an event of more than {MAX_EVENT >> 20} MiB")
         self._rest = data[end + 2 :]
         block = data[: end + 2]
         if block.startswith(EVENT_START) and NEEDS_GATEWAY.search(block, 0, end) is None:

@@ -24,11 +24,6 @@ class RunLog:
         self.path = directory / f"{run_id}.jsonl"
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
-    def append(self, event: Event) -> None:
-        """Write one event's line (see :meth:`append_lines`)."""
-        payload = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
-        self.append_lines([(event.seq, event.type, payload)])
-
     def append_lines(self, events: Iterable[tuple[int, str, str]]) -> None:
         """Write the lines of ``(seq, type, data as JSON)`` events in one write, or nothing: a
         failed or short write (a full disk) is cut back to the last whole line and raised as

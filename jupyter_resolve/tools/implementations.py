@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
 from ..notebook import tools as notebook
-from ..notebook.kernels import UserKernels
-from ..notebook.proposals import Proposals
-from ..runs.manager import RunManager
 from ..runs.run import Run
-from ..scratch.kernels import ScratchKernels, ScratchKernelUnavailable
+from ..scratch.kernels import ScratchKernelUnavailable
 from .catalog import TRUSTED_TOOLS, implemented_names
 from .dispatch import Implementation, ToolDispatcher
 from .kernel import run_bridged, run_python
@@ -30,15 +25,8 @@ if TYPE_CHECKING:
 MAX_DELEGATIONS = 3
 
 
-class ToolHost(Protocol):
-    """What the tools need of the gateway."""
-
-    config: Resolve
-    runs: RunManager
-    kernels: ScratchKernels
-    state_dir: Path
-    user_kernels: UserKernels | None
-    proposals: Proposals
+class ToolHost(notebook.NotebookHost, Protocol):
+    """What the tools need of the gateway: the notebook tools' host, and more."""
 
     @property
     def artifacts(self) -> Artifacts: ...

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from jupyter_resolve.contracts.sse import SSEEvent
-from jupyter_resolve.providers.relay import SSERelay
+from jupyter_resolve.providers.relay import MAX_EVENT, EventTooLarge, SSERelay
 
 
 def event(obj: object) -> bytes:
@@ -71,3 +73,11 @@ def test_an_unfinished_last_event_is_read_at_close() -> None:
     items = relay.close()
     assert len(items) == 1 and isinstance(items[0], SSEEvent)
     assert json.loads(items[0].data) == {"choices": []}
+
+
+def test_an_event_that_never_ends_is_refused_not_kept() -> None:
+    relay = SSERelay()
+    relay.feed(b'data: {"choices": [{"delta": {"content": "')
+    with pytest.raises(EventTooLarge):
+        for _ in range(MAX_EVENT // (1 << 20) + 2):
+            relay.feed(b"x" * (1 << 20))
