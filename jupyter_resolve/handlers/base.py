@@ -15,7 +15,6 @@ from jupyter_server.auth.identity import User
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ValidationError
 from tornado import web
-from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import BadRequest, ResolveError, TooDeep
 from ..contracts.safejson import loads
@@ -23,7 +22,7 @@ from ..gateway import Gateway
 from ..runs.run import Run
 from ..runs.stream import EventStream
 from .errors import is_answer, raised, write_resolve_error
-from .streaming import SSEWriter
+from .live import LiveEvents
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 MethodT = TypeVar("MethodT", bound=Callable[..., Any])
@@ -164,21 +163,5 @@ class ResolveHandler(APIHandler):
         await self.stream_events(run, after)
 
     async def stream_events(self, run: EventStream, after: int = 0) -> None:
-        """Stream a run's or a task's events from ``after`` as SSE."""
-        sse = SSEWriter(self)
-        sse.start()
-        keepalive = self.gateway.config.keepalive_interval
-        try:
-            if len(run.events) <= after:
-                await self.flush()  # nothing to send yet: the headers go now, on their own
-            async for event in run.watch(after, idle=keepalive):
-                if event is None:
-                    sse.keepalive()
-                else:
-                    sse.event(event.seq, event.type, run.payload(event))
-                    if event.seq < len(run.events):
-                        continue  # more events are ready: send them in one write
-                await self.flush()
-        except StreamClosedError:
-            return
-        sse.finish()
+        """Stream a run's or a task's events from ``after`` as SSE (:class:`LiveEvents`)."""
+        await LiveEvents(self, run, after).run(self.gateway.config.keepalive_interval)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from ..contracts.bodies import Event
 from ..contracts.errors import RunLogError
 from .log import RunLog
+
+log = logging.getLogger(__name__)
+
+Sink = Callable[[list[Event]], bool]
+"""Takes each batch of new events as it is appended; returns False to stop taking them."""
 
 
 def encode(data: dict[str, Any]) -> str:
@@ -18,7 +24,13 @@ def encode(data: dict[str, Any]) -> str:
 
 
 class EventStream:
-    """Events get a sequence from 1, go to the log, then to every watcher."""
+    """Events get a sequence from 1, go to the log, then to every sink and watcher.
+
+    A sink (:meth:`subscribe`) is called with each batch as it is appended, before anything
+    else runs: an SSE stream writes it to its client straight away. A watcher (:meth:`watch`)
+    is a coroutine woken once per batch. Under a provider's flood of chunks every turn of the
+    event loop is long, so how many turns an event waits for decides when its client sees it.
+    """
 
     final_event = "run.completed"
 
@@ -27,7 +39,8 @@ class EventStream:
         # each event's data as JSON, encoded when it was appended (None: read from a log)
         self._payloads: list[str | None] = []
         self._log = log
-        self._changed = asyncio.Event()
+        self._waiters: set[asyncio.Future[bool]] = set()
+        self._sinks: list[Sink] = []
         self._closed = False
         self.dropped = 0  # events that came after the final one
 
@@ -77,9 +90,32 @@ class EventStream:
         kept = [self._keep(kind, data, payload) for kind, data, payload in batch]
         if self._closed and self._log is not None:
             self._log.close()
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._sinks:
+            self._sinks = [sink for sink in self._sinks if self._deliver(sink, kept)]
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(True)
+        self._waiters.clear()
         return kept
+
+    def subscribe(self, sink: Sink) -> Callable[[], None]:
+        """Call ``sink`` with every batch appended from now on, until it returns False or the
+        returned function is called. The events already here are the caller's to send."""
+        self._sinks.append(sink)
+
+        def unsubscribe() -> None:
+            if sink in self._sinks:
+                self._sinks.remove(sink)
+
+        return unsubscribe
+
+    @staticmethod
+    def _deliver(sink: Sink, events: list[Event]) -> bool:
+        try:
+            return sink(events)
+        except Exception:  # one client's broken sink must not stop the run or the others
+            log.exception("an event sink failed; it gets no more events")
+            return False
 
     def _keep(self, event_type: str, data: dict[str, Any], payload: str | None) -> Event:
         event = Event.model_construct(seq=len(self.events) + 1, type=event_type, data=data)
@@ -110,8 +146,27 @@ class EventStream:
                 yield event
             if self._closed:
                 return
-            changed = self._changed
-            try:
-                await asyncio.wait_for(changed.wait(), idle)
-            except asyncio.TimeoutError:
+            if not await self.wait(idle):
                 yield None
+
+    async def wait(self, idle: float | None = None) -> bool:
+        """Until the next batch is appended (True), or ``idle`` seconds pass (False).
+
+        Each waiter has a future of its own, resolved by :meth:`append_many`: the waiting task
+        runs in the loop's next turn (``asyncio.wait_for`` on an ``asyncio.Event`` took three).
+        """
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        self._waiters.add(waiter)
+        timer = None if idle is None else loop.call_later(idle, _expire, waiter)
+        try:
+            return await waiter
+        finally:
+            self._waiters.discard(waiter)
+            if timer is not None:
+                timer.cancel()
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)

@@ -70,13 +70,7 @@ static int emit_text(stream_t *st, frames_t *f, int chan, const char *s, size_t 
             buf_append(&st->text, s, out);
             if (st->text.err) rc = frames_too_large(f);
         }
-        if (rc == AGENT_OK) {
-            buf_t *d = frames_payload(f);
-            buf_puts(d, "{\"text\":");
-            jw_str(d, s, out);
-            buf_putc(d, '}');
-            if (frames_emit(f, chan ? "reasoning" : "delta") != 0) rc = AGENT_CANCEL;
-        }
+        if (rc == AGENT_OK && frames_text(f, chan, s, out) != 0) rc = AGENT_CANCEL;
     }
     buf_free(&joined);
     return rc;
@@ -292,13 +286,15 @@ int stream_http_error(frames_t *f, hc_t *c, int timeout_s) {
 }
 
 /* Read a 200 answer. Usually SSE; a body whose first non-blank byte is '{' is taken as one
- * non-streamed JSON completion instead, whatever its Content-Type says. */
-int stream_read(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
+ * non-streamed JSON completion instead, whatever its Content-Type says. The text of each
+ * network read goes out as one frame, before the next read can wait. */
+static int read_answer(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
     int eof = 0, mode = 0; /* 0: undecided, 1: SSE, 2: one JSON answer */
     size_t skip = 0;       /* a UTF-8 BOM to skip */
     for (;;) {
         const char *d;
         size_t n;
+        if (frames_flush(f) != 0) return AGENT_CANCEL;
         int r = hc_read_body(c, &d, &n);
         if (r < 0) return stream_io_error(f, c, r, "inference_protocol", timeout_s);
         if (runs_cancelled(run)) return AGENT_CANCEL;
@@ -345,6 +341,12 @@ int stream_read(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
     }
 }
 
+int stream_read(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
+    int rc = read_answer(st, f, c, run, timeout_s);
+    if (frames_flush(f) != 0 && rc == AGENT_OK) rc = AGENT_CANCEL;
+    return rc;
+}
+
 int stream_finish(stream_t *st, frames_t *f) {
     int rc;
     for (int chan = 0; chan < 2; chan++)
@@ -355,6 +357,7 @@ int stream_finish(stream_t *st, frames_t *f) {
                    st->completion_tokens);
         if (frames_emit(f, "usage") != 0) return AGENT_CANCEL;
     }
+    if (frames_flush(f) != 0) return AGENT_CANCEL;
     /* drop fragments that carried nothing at all */
     size_t w = 0;
     for (size_t i = 0; i < st->ncalls; i++) {

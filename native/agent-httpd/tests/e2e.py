@@ -182,6 +182,19 @@ class Fake:
         ]
         self.send(sock, pieces, "chunked")
 
+    def m_burst(self, sock, rnd, req) -> None:
+        # many events in one write: the runtime sends the text of a read as one frame per run
+        # of one channel, in order
+        e = self.ev
+        events = [e(self.delta(reasoning_content="a")), e(self.delta(reasoning_content="b"))]
+        events += [e(self.delta(content=f"{i} ")) for i in range(50)]
+        events += [e(self.delta(reasoning_content="c")), e(self.delta(content="end"))]
+        events += [e({"choices": [], "usage": {"prompt_tokens": 2, "completion_tokens": 53}}),
+                   b"data: [DONE]\n\n"]
+        body = b"".join(events)
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
     def m_cl(self, sock, rnd, req) -> None:
         body = (b"event: message\r\nid: 1\r\ndata:" + json.dumps(self.delta(content="A")).encode() + b"\r\n\r\n"
                 + b"retry: 5\r\ndata:" + json.dumps(self.delta(content="B")).encode() + b"\r\n\r\n"
@@ -438,6 +451,19 @@ def test_stream_shapes(a: Agent, fake: Fake) -> None:
                               {"role": "user", "content": "hi"}], "messages assembled")
     check(req["tools"] == [ECHO_TOOL], "tools passed through")
     check(req["stream"] is True and req["stream_options"] == {"include_usage": True}, "stream flags")
+
+    r, data, fr = a.chat(chat_body("run-burst", "burst"))
+    text = "".join(f"{i} " for i in range(50))
+    kinds = [(f["t"], f["d"].get("text")) for f in fr if f["t"] in ("delta", "reasoning", "usage")]
+    merged: list = []
+    for kind, piece in kinds:
+        if merged and merged[-1][0] == kind and kind != "usage":
+            merged[-1] = (kind, merged[-1][1] + piece)
+        else:
+            merged.append((kind, piece))
+    check(merged == [("reasoning", "ab"), ("delta", text), ("reasoning", "c"), ("delta", "end"),
+                     ("usage", None)], f"a burst keeps its order: {merged!r}")
+    check(len(of(fr, "delta")) <= 6, f"a burst's text goes in few frames: {len(of(fr, 'delta'))}")
 
     r, data, fr = a.chat(chat_body("run-cl", "cl"))
     check("".join(d["text"] for d in of(fr, "delta")) == "AB", "content-length stream, CRLF, data: w/o space")
