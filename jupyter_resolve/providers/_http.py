@@ -26,7 +26,14 @@ import httpx
 from ..contracts.errors import ProviderError
 from ..contracts.sse import SSEDecoder, SSEEvent
 from .base import Provider
-from .raw_http import RawHTTPError, RawResponse, RawTimeout, raw_post, usable_raw
+from .raw_http import (
+    ConnectionPool,
+    RawHTTPError,
+    RawResponse,
+    RawTimeout,
+    raw_post,
+    usable_raw,
+)
 
 RETRYABLE = frozenset({429, 500, 502, 503, 504, 529})
 MAX_JSON_ANSWER = 64 * 1024 * 1024  # a whole completion from a server that did not stream
@@ -104,6 +111,7 @@ class HTTPProvider(Provider):
         self.backoff_cap = backoff_cap
         self._api_key = api_key or None
         self._client: httpx.AsyncClient | None = None
+        self._raw_pool = ConnectionPool()  # kept-alive connections of the plain-HTTP path
 
     # -- what subclasses provide -------------------------------------------------------------
 
@@ -117,6 +125,7 @@ class HTTPProvider(Provider):
         }
 
     async def aclose(self) -> None:
+        self._raw_pool.close()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -272,6 +281,7 @@ class HTTPProvider(Provider):
                     body,
                     connect_timeout=min(self.timeout, 10.0),
                     read_timeout=self.timeout,
+                    pool=self._raw_pool,
                 )
                 if response.status < 400:
                     return response

@@ -27,6 +27,11 @@ class ChunkedDecoder:
         self._trailers = False  # after the zero-size chunk: trailer lines until a blank one
         self.done = False
 
+    @property
+    def pending(self) -> bool:
+        """Bytes were fed that the coding did not take (after the last chunk: not this body's)."""
+        return bool(self._buffer)
+
     def feed(self, data: bytes) -> list[bytes]:
         buffer = self._buffer + data if self._buffer else data
         out: list[bytes] = []
