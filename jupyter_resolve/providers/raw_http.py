@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from .chunked import ChunkedDecoder, ChunkedError
 
 HEAD_MAX = 64 * 1024
-READ_SIZE = 256 * 1024
+READ_SIZE = 16 * 1024  # a read is one relay step: small, so the run's own frames get turns between
 IDLE_SECONDS = 4.0  # under the 5 s idle timeout of uvicorn (vLLM, LiteLLM) and its kind
 IDLE_PER_HOST = 16
 
