@@ -52,7 +52,7 @@ class ResolveExtension(ExtensionApp):
         root = Path(self.serverapp.root_dir).expanduser().resolve()
         self.gateway = Gateway(config, root_dir=root, log=self.log)
         self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
-        self.gateway.route_internal(internal.internal_routes(self.gateway))
+        self.gateway.route_internal(internal.internal_routes(self.gateway), internal.log_request)
         self.settings["resolve"] = self.gateway
         # Kernels this server starts inherit both (DESIGN 2, 8); the token is accepted only by
         # the /resolve/api handlers, never by the rest of Jupyter.

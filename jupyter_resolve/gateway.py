@@ -129,6 +129,7 @@ class Gateway:
         )
         self.internal_port: int | None = None
         self._internal_routes: list[Any] = []
+        self._internal_log: Any = None
         self._internal_server: HTTPServer | None = None
         self._sockets: list[socket.socket] = []
         self._start_lock = asyncio.Lock()
@@ -157,9 +158,11 @@ class Gateway:
             await asyncio.sleep(min(60.0, max(idle / 4, 0.5)))
             await self.kernels.cull(idle)
 
-    def route_internal(self, routes: list[Any]) -> None:
-        """The routes of the internal listener (inference, tools), served from :meth:`start`."""
+    def route_internal(self, routes: list[Any], log_function: Any = None) -> None:
+        """The routes of the internal listener (inference, tools), served from :meth:`start`,
+        and the function that logs its requests."""
         self._internal_routes = list(routes)
+        self._internal_log = log_function
 
     async def start(self) -> None:
         """Bind the internal listener and start the runtime (idempotent)."""
@@ -168,7 +171,7 @@ class Gateway:
                 # hundreds of runs can call back at once (the kernel caps it at somaxconn)
                 self._sockets = bind_sockets(0, "127.0.0.1", backlog=1024)
                 self.internal_port = self._sockets[0].getsockname()[1]
-                app = web.Application(self._internal_routes)
+                app = web.Application(self._internal_routes, log_function=self._internal_log)
                 self._internal_server = HTTPServer(app, idle_connection_timeout=3600)
                 self._internal_server.add_sockets(self._sockets)
                 base = f"http://127.0.0.1:{self.internal_port}/resolve/internal"

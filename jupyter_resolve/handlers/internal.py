@@ -9,12 +9,14 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 from types import TracebackType
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 from tornado import web
 from tornado.iostream import StreamClosedError
+from tornado.log import access_log
 
 from ..contracts.bodies import ToolCallRequest, ToolResult
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
@@ -148,6 +150,18 @@ def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "body"
     return f"{where}: {err['msg']}"
+
+
+def log_request(handler: web.RequestHandler) -> None:
+    """The internal listener's access log: an answered call at debug level, as jupyter_server
+    logs its own API (one line per round and per tool call at info was the log's noise), a
+    refused one as a warning, a failed one as an error."""
+    status = handler.get_status()
+    level = logging.DEBUG if status < 400 else logging.WARNING if status < 500 else logging.ERROR
+    if access_log.isEnabledFor(level):
+        request = handler.request
+        ms = 1000.0 * request.request_time()
+        access_log.log(level, "%d %s %s %.2fms", status, request.method, request.uri, ms)
 
 
 def internal_routes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx
@@ -230,3 +231,28 @@ async def test_deeply_nested_json_is_400_on_every_json_endpoint(server: Server, 
             assert response.status_code == 400, (path, body[:40], response.text)
             assert "nested deeper than 64" in response.json()["error"]["message"]
     assert (await server.get("/resolve/api/health")).status_code == 200
+
+
+async def test_the_internal_listener_logs_answered_calls_at_debug_and_refusals_as_warnings(
+    gateway: Any, server: Server
+) -> None:
+    base = await _internal(gateway)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append  # type: ignore[method-assign]
+    access = logging.getLogger("tornado.access")  # jupyter_server reparents it to its own log
+    level = access.level
+    access.addHandler(handler)
+    access.setLevel(logging.DEBUG)
+    headers = {"Authorization": f"Bearer {gateway.runtime_token}"}
+    body = {"run_id": "run-ghost", "call_id": "c1", "name": "python", "arguments": {}}
+    try:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            await client.post(base + "/tools", json=body, headers=headers)
+            await client.post(base + "/tools", json=body)  # no launch token
+    finally:
+        access.removeHandler(handler)
+        access.setLevel(level)
+    lines = [(r.levelno, r.getMessage().rsplit(" ", 1)[0]) for r in records]
+    assert (logging.DEBUG, "200 POST /resolve/internal/tools") in lines
+    assert [lvl for lvl, message in lines if message.startswith("401 ")] == [logging.WARNING]
