@@ -1,5 +1,6 @@
 /* stream: reading a round's inference answer (DESIGN §8): SSE or one JSON completion, text and
- * reasoning forwarded as frames piece by piece, usage, and tool calls collected by index. */
+ * reasoning forwarded as they come (a read's text as one frame per channel: frames.h), usage,
+ * and tool calls collected by index. */
 #ifndef STREAM_H
 #define STREAM_H
 
