@@ -41,7 +41,7 @@ static int inference_request(ctx_t *x, buf_t *head, buf_t *pre, buf_t *suf) {
     buf_printf(head,
                "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
                "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
-               "X-Resolve-Run-Id: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+               "X-Resolve-Run-Id: %s\r\nContent-Length: %zu\r\n\r\n",
                cfg->inference.path, cfg->inference.host, cfg->token, x->req->run_id, clen);
     return pre->err || suf->err || head->err ? -1 : 0;
 }
@@ -60,22 +60,18 @@ static int inference(ctx_t *x) {
         rc = frames_too_large(&x->frames);
         goto out;
     }
-    int r = hc_connect(&c, &cfg->inference);
-    if (r == HC_OK) r = hc_send(&c, head.data, head.len);
-    if (r == HC_OK) r = hc_send(&c, pre.data, pre.len);
-    if (r == HC_OK) r = hc_send(&c, x->conv.msgs.data, x->conv.msgs.len);
-    if (r == HC_OK) r = hc_send(&c, suf.data, suf.len);
-    if (r != HC_OK) {
-        rc = stream_io_error(&x->frames, &c, r, "inference_connect", cfg->inference_timeout_s);
-        goto out;
-    }
+    const hc_part_t parts[] = {{head.data, head.len},
+                               {pre.data, pre.len},
+                               {x->conv.msgs.data, x->conv.msgs.len},
+                               {suf.data, suf.len}};
+    int r = hc_request(&c, &cfg->inference, parts, sizeof parts / sizeof parts[0]);
     /* sent: a stream can last minutes, do not keep the request (the tools) meanwhile */
     buf_free(&head);
     buf_free(&pre);
     buf_free(&suf);
-    r = hc_read_head(&c);
     if (r != HC_OK)
-        rc = stream_io_error(&x->frames, &c, r, "inference_protocol", cfg->inference_timeout_s);
+        rc = stream_io_error(&x->frames, &c, r, c.sent ? "inference_protocol" : "inference_connect",
+                             cfg->inference_timeout_s);
     else if (c.status != 200) rc = stream_http_error(&x->frames, &c, cfg->inference_timeout_s);
     else rc = stream_read(&x->stream, &x->frames, &c, x->run, cfg->inference_timeout_s);
 out:

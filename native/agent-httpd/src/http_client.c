@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http_parse.h"
@@ -28,9 +30,79 @@ void hc_init(hc_t *c, int timeout_ms, int cancel_fd, int client_fd) {
     buf_init(&c->in, HC_IN_MAX);
 }
 
+/* The pool of idle connections: a few fds, shared by the run threads. */
+typedef struct pooled {
+    int fd, port, v6;
+    time_t since;
+} pooled_t;
+
+static pooled_t pool[HC_POOL_MAX];
+static int pool_len;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static time_t now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+/* An idle connection to port that is still open and has nothing unread, else -1. */
+static int pool_take(int port, int v6) {
+    int fd = -1;
+    time_t now = now_s();
+    pthread_mutex_lock(&pool_lock);
+    for (int i = pool_len; i-- > 0 && fd < 0;) {
+        if (pool[i].port != port || pool[i].v6 != v6) continue;
+        int cand = pool[i].fd;
+        int fresh = now - pool[i].since < HC_POOL_IDLE_S;
+        pool[i] = pool[--pool_len];
+        struct pollfd p = {.fd = cand, .events = POLLIN};
+        if (fresh && poll(&p, 1, 0) == 0) fd = cand; /* readable here: closed, or stray bytes */
+        else close(cand);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return fd;
+}
+
+static void pool_put(int fd, int port, int v6) {
+    pthread_mutex_lock(&pool_lock);
+    if (pool_len == HC_POOL_MAX) close(pool[0].fd), pool[0] = pool[--pool_len];
+    pool[pool_len++] = (pooled_t){fd, port, v6, now_s()};
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void hc_pool_clear(void) {
+    pthread_mutex_lock(&pool_lock);
+    while (pool_len) close(pool[--pool_len].fd);
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* Read the rest of the answer if it is already here (a stream's end after its [DONE]). */
+static void finish_quietly(hc_t *c) {
+    int timeout = c->timeout_ms, cancel = c->cancel_fd, client = c->client_fd;
+    c->timeout_ms = 0; /* no waiting: what has not arrived yet closes the connection */
+    c->cancel_fd = c->client_fd = -1;
+    size_t seen = 0;
+    for (int i = 0; i < 4 && !c->done && seen < HC_READ * 4; i++) {
+        const char *d;
+        size_t n;
+        if (hc_read_body(c, &d, &n) != 1) break;
+        seen += n;
+    }
+    c->timeout_ms = timeout, c->cancel_fd = cancel, c->client_fd = client;
+}
+
 void hc_close(hc_t *c) {
+    if (c->fd >= 0 && c->keep && c->mode != HC_BODY_CLOSE) {
+        if (!c->done) finish_quietly(c);
+        if (c->done && c->in.len == c->hold) {
+            pool_put(c->fd, c->pool_port, c->pool_v6);
+            c->fd = -1;
+        }
+    }
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
+    c->keep = 0;
     buf_free(&c->in);
 }
 
@@ -78,6 +150,9 @@ static int hc_wait(hc_t *c, short events) {
 }
 
 int hc_connect(hc_t *c, const url_t *u) {
+    c->reused = 0;
+    c->pool_port = u->port;
+    c->pool_v6 = u->v6;
     struct sockaddr_in a4;
     struct sockaddr_in6 a6;
     struct sockaddr *sa;
@@ -143,6 +218,7 @@ int hc_send(hc_t *c, const void *p, size_t n) {
             if (w != HC_OK) return w;
             continue;
         }
+        if (c->reused && k < 0 && (errno == EPIPE || errno == ECONNRESET)) return HC_ESTALE;
         snprintf(c->err, sizeof c->err, "send: %s", k < 0 ? strerror(errno) : "no progress");
         return HC_EIO;
     }
@@ -170,6 +246,7 @@ static int hc_fill(hc_t *c) {
             if (w != HC_OK) return w;
             continue;
         }
+        if (c->reused && errno == ECONNRESET && c->status == 0 && c->in.len == 0) return HC_ESTALE;
         snprintf(c->err, sizeof c->err, "recv: %s", strerror(errno));
         return HC_EIO;
     }
@@ -194,6 +271,37 @@ static int ends_chunked(const char *v, size_t n) {
     return http_ieq(v + s, n - s, "chunked");
 }
 
+/* 1 if a Connection header's value names "close". */
+static int has_close(const char *v, size_t n) {
+    for (size_t i = 0; i + 5 <= n; i++)
+        if (http_ieq(v + i, 5, "close")) return 1;
+    return 0;
+}
+
+int hc_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n) {
+    for (int attempt = 0;; attempt++) {
+        int fd = attempt ? -1 : pool_take(u->port, u->v6);
+        int r = HC_OK;
+        if (fd >= 0) {
+            c->fd = fd;
+            c->reused = 1;
+            c->pool_port = u->port;
+            c->pool_v6 = u->v6;
+        } else {
+            r = hc_connect(c, u);
+        }
+        for (size_t i = 0; r == HC_OK && i < n; i++) r = hc_send(c, parts[i].p, parts[i].n);
+        c->sent = r == HC_OK;
+        if (r == HC_OK) r = hc_read_head(c);
+        if (r != HC_ESTALE) return r;
+        close(c->fd); /* the server closed it while it idled: the request never arrived */
+        c->fd = -1;
+        buf_reset(&c->in);
+        c->hold = 0;
+        c->status = 0;
+    }
+}
+
 int hc_read_head(hc_t *c) {
     for (;;) {
         http_header_t h[64];
@@ -214,6 +322,7 @@ int hc_read_head(hc_t *c) {
             }
             int k = hc_fill(c);
             if (k < 0) return k;
+            if (k == 0 && c->reused && c->in.len == 0) return HC_ESTALE;
             if (k == 0) {
                 snprintf(c->err, sizeof c->err, "connection closed before a complete response head");
                 return HC_EPROTO;
@@ -226,6 +335,8 @@ int hc_read_head(hc_t *c) {
         }
         c->status = status;
         c->mode = HC_BODY_CLOSE;
+        const http_header_t *conn = http_header_find(h, nh, "connection");
+        c->keep = minor >= 1 && !(conn && has_close(conn->value, conn->value_len));
         const http_header_t *te = http_header_find(h, nh, "transfer-encoding");
         const http_header_t *cl = http_header_find(h, nh, "content-length");
         const http_header_t *ct = http_header_find(h, nh, "content-type");

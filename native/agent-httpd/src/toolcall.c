@@ -99,7 +99,7 @@ static int build_request(const toolcall_round_t *x, const stream_call_t *k, cons
     snprintf(head, headlen,
              "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
              "Content-Type: application/json\r\nAccept: application/json\r\n"
-             "X-Resolve-Run-Id: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+             "X-Resolve-Run-Id: %s\r\nContent-Length: %zu\r\n\r\n",
              x->cfg->tools.path, x->cfg->tools.host, x->cfg->token, x->run_id, body->len);
     return body->err ? -1 : 0;
 }
@@ -116,10 +116,8 @@ static int post_call(const toolcall_round_t *x, const stream_call_t *k, const ch
     hc_t c;
     hc_init(&c, cfg->tool_timeout_s * 1000, x->run->cancel_rd, x->frames->client);
     int rc = AGENT_OK;
-    int e = hc_connect(&c, &cfg->tools);
-    if (e == HC_OK) e = hc_send(&c, head, strlen(head));
-    if (e == HC_OK) e = hc_send(&c, x->scratch->data, x->scratch->len);
-    if (e == HC_OK) e = hc_read_head(&c);
+    const hc_part_t parts[] = {{head, strlen(head)}, {x->scratch->data, x->scratch->len}};
+    int e = hc_request(&c, &cfg->tools, parts, 2);
     buf_t ans;
     buf_init(&ans, TOOL_ANSWER_MAX);
     if (e == HC_OK) e = hc_read_all(&c, &ans);

@@ -43,7 +43,10 @@ def check(cond: bool, what: str) -> None:
 
 
 class Fake:
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
+        self.keep_alive = keep_alive  # serve more requests on a connection (else close after one)
+        self.connections = 0
+        self.conn = threading.local()  # per connection (a thread each): must it close?
         self.lock = threading.Lock()
         self.inference_requests: list[tuple[dict, dict]] = []  # (headers, body)
         self.tool_requests: list[tuple[dict, dict]] = []
@@ -89,10 +92,22 @@ class Fake:
         return lines[0], headers, body
 
     def serve(self, sock: socket.socket) -> None:
+        with self.lock:
+            self.connections += 1
+        while self.serve_one(sock) and self.keep_alive:
+            pass
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+    def serve_one(self, sock: socket.socket) -> bool:
+        """One request; whether the connection may carry another."""
         try:
             line, headers, body = self.read_request(sock)
         except (ConnectionError, OSError):
-            return
+            return False
+        self.conn.closing = False
         req = json.loads(body)
         if line.startswith("POST /tools"):
             with self.lock:
@@ -102,10 +117,7 @@ class Fake:
             with self.lock:
                 self.inference_requests.append((headers, req))
             self.inference(sock, req)
-        try:
-            sock.close()
-        except OSError:
-            pass
+        return not self.conn.closing
 
     # -- tools --
     def tools(self, sock: socket.socket, req: dict) -> None:
@@ -149,6 +161,8 @@ class Fake:
     def send(self, sock, pieces: list[bytes], framing: str = "chunked", status: str = "200 OK",
              ctype: str = "text/event-stream") -> None:
         head = f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
+        if framing == "close":
+            self.conn.closing = True
         if framing == "chunked":
             head += "Transfer-Encoding: chunked\r\n"
         elif framing == "cl":
@@ -158,11 +172,13 @@ class Fake:
         for i, p in enumerate(pieces):
             if framing == "chunked":
                 ext = b";foo=bar" if i % 2 else b""
-                sock.sendall(b"%x%s\r\n" % (len(p), ext) + p + b"\r\n")
+                last = b"0\r\n\r\n" if i == len(pieces) - 1 else b""  # the end with the last
+                sock.sendall(b"%x%s\r\n" % (len(p), ext) + p + b"\r\n" + last)
             else:
                 sock.sendall(p)
-            time.sleep(0.01)
-        if framing == "chunked":
+            if i < len(pieces) - 1:
+                time.sleep(0.01)
+        if framing == "chunked" and not pieces:
             sock.sendall(b"0\r\n\r\n")
 
     def m_simple(self, sock, rnd, req) -> None:
@@ -883,6 +899,28 @@ def test_idle_connections(fake: Fake) -> None:
         print(err[-4000:])
 
 
+def test_keep_alive() -> None:
+    """Inference rounds and tool calls of a run share kept-alive connections."""
+    fake = Fake(keep_alive=True)
+    a = Agent(f"http://127.0.0.1:{fake.port}/v1/chat/completions",
+              f"http://127.0.0.1:{fake.port}/tools")
+    try:
+        opened = []
+        for i in range(2):
+            r, data, fr = a.chat(chat_body(f"run-keep-{i}", "tools", tools=[ECHO_TOOL],
+                                           budget={"rounds": 4}))
+            check(of(fr, "done") and of(fr, "done")[0]["reason"] == "stop", f"keep-alive run {i} ends")
+            opened.append(fake.connections)
+        requests = len(fake.inference_requests) + len(fake.tool_requests)
+        check(requests >= 6, f"two runs made their requests: {requests}")
+        check(opened[1] == opened[0] < requests // 2,
+              f"{requests} requests on {opened} connections (the second run opened none)")
+    finally:
+        rc, err = a.stop()
+        check(rc == 0, f"keep-alive instance exits 0 (ASan/LSan clean): rc={rc}")
+        fake.close()
+
+
 def main() -> int:
     if not os.path.exists(BIN):
         print(f"e2e: {BIN} not built")
@@ -896,7 +934,7 @@ def main() -> int:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
                   lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake),
-                  lambda: test_idle_connections(fake)):
+                  lambda: test_idle_connections(fake), test_keep_alive):
             try:
                 t()
             except Exception as e:  # a crash in one group must not hide the others
