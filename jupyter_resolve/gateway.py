@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +130,7 @@ class Gateway:
         )
         self.internal_port: int | None = None
         self._internal_routes: list[Any] = []
-        self._internal_log: Any = None
+        self._internal_log: Callable[[web.RequestHandler], None] | None = None
         self._internal_server: HTTPServer | None = None
         self._sockets: list[socket.socket] = []
         self._start_lock = asyncio.Lock()
@@ -158,7 +159,9 @@ class Gateway:
             await asyncio.sleep(min(60.0, max(idle / 4, 0.5)))
             await self.kernels.cull(idle)
 
-    def route_internal(self, routes: list[Any], log_function: Any = None) -> None:
+    def route_internal(
+        self, routes: list[Any], log_function: Callable[[web.RequestHandler], None] | None = None
+    ) -> None:
         """The routes of the internal listener (inference, tools), served from :meth:`start`,
         and the function that logs its requests."""
         self._internal_routes = list(routes)

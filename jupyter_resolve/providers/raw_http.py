@@ -60,8 +60,10 @@ class RawResponse:
         read_timeout: float,
         pool: ConnectionPool | None = None,
         key: tuple[str, int] = ("", 0),
+        version: str = "HTTP/1.1",
     ) -> None:
         self.status = status
+        self.version = version
         self.headers = headers
         self._reader = reader
         self._writer = writer
@@ -132,8 +134,9 @@ class RawResponse:
         await _close(self._writer)
 
     def _keeps_alive(self) -> bool:
+        """HTTP/1.1 keeps a connection unless the answer says close (1.0 closes by default)."""
         connection = (self.header("connection") or "").lower()
-        return "close" not in connection and not self._timed_out
+        return self.version == "HTTP/1.1" and "close" not in connection and not self._timed_out
 
     # a timer that checks now and then, rather than a timeout around every read
     def _arm(self) -> None:
@@ -173,6 +176,8 @@ class ConnectionPool:
         while idle:
             since, (reader, writer) = idle.pop()
             usable = now - since < IDLE_SECONDS and not writer.is_closing()
+            # bytes that came while it idled (the reader's buffer has no public view) would be
+            # read as the next answer: such a connection is closed, never reused
             if usable and not reader.at_eof() and not reader._buffer:  # type: ignore[attr-defined]
                 return reader, writer
             writer.close()
@@ -250,11 +255,11 @@ async def raw_post(
             raise RawHTTPError(str(exc)) from exc
     else:
         reader, writer = reused
-    status, answer_headers = _head(head)
+    version, status, answer_headers = _head(head)
     if status == 0:
         writer.close()
         raise RawHTTPError("the answer is not HTTP/1.x")
-    return RawResponse(reader, writer, status, answer_headers, read_timeout, pool, key)
+    return RawResponse(reader, writer, status, answer_headers, read_timeout, pool, key, version)
 
 
 class _NoAnswer(RawHTTPError):
@@ -284,14 +289,15 @@ async def _exchange(
         raise RawHTTPError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _head(head: bytes) -> tuple[int, list[tuple[str, str]]]:
+def _head(head: bytes) -> tuple[str, int, list[tuple[str, str]]]:
+    """An answer's head: its HTTP version, status (0: not HTTP/1.x) and headers."""
     lines = head.decode("latin-1").split("\r\n")
     first = lines[0].split(" ", 2)
     if len(first) < 2 or not first[0].startswith("HTTP/1.") or not first[1].isdigit():
-        return 0, []
+        return "", 0, []
     headers = []
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if colon and name.strip():
             headers.append((name.strip(), value.strip()))
-    return int(first[1]), headers
+    return first[0], int(first[1]), headers

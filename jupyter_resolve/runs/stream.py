@@ -90,8 +90,9 @@ class EventStream:
         kept = [self._keep(kind, data, payload) for kind, data, payload in batch]
         if self._closed and self._log is not None:
             self._log.close()
-        if self._sinks:
-            self._sinks = [sink for sink in self._sinks if self._deliver(sink, kept)]
+        for sink in list(self._sinks):  # a copy: a sink may unsubscribe another meanwhile
+            if not self._deliver(sink, kept) and sink in self._sinks:
+                self._sinks.remove(sink)
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(True)

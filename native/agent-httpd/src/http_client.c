@@ -71,12 +71,6 @@ static void pool_put(int fd, int port, int v6) {
     pthread_mutex_unlock(&pool_lock);
 }
 
-void hc_pool_clear(void) {
-    pthread_mutex_lock(&pool_lock);
-    while (pool_len) close(pool[--pool_len].fd);
-    pthread_mutex_unlock(&pool_lock);
-}
-
 /* Read the rest of the answer if it is already here (a stream's end after its [DONE]). */
 static void finish_quietly(hc_t *c) {
     int timeout = c->timeout_ms, cancel = c->cancel_fd, client = c->client_fd;

@@ -91,7 +91,4 @@ int hc_read_all(hc_t *c, buf_t *out);
  * Frees the buffers. Safe to call twice. */
 void hc_close(hc_t *c);
 
-/* Close every pooled connection (tests; the process's end closes them anyway). */
-void hc_pool_clear(void);
-
 #endif

@@ -18,7 +18,7 @@ ANSWER = b"data: {}\n\n" * 3
 class Server:
     """Answers each request on a connection with ``ANSWER`` (chunked), as ``mode`` says."""
 
-    mode: str = "keep"  # keep | slow-tail | close-header | hang-up | hang-up-before | mute
+    mode: str = "keep"  # keep | http10 | slow-tail | close-header | hang-up | hang-up-before | mute
     connections: int = 0
     requests: int = 0
     port: int = 0
@@ -45,6 +45,12 @@ class Server:
                     break  # as if the server dropped the connection as it came: no answer
                 extra = b"Connection: close\r\n" if self.mode == "close-header" else b""
                 body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(ANSWER), ANSWER)
+                if self.mode == "http10":  # a 1.0 answer, the connection left open all the same
+                    writer.write(
+                        b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(ANSWER) + ANSWER
+                    )
+                    await writer.drain()
+                    continue
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                     b"Transfer-Encoding: chunked\r\n" + extra + b"\r\n" + body[:20]
@@ -104,16 +110,20 @@ async def test_requests_one_after_another_share_a_connection() -> None:
     pool.close()
 
 
-async def test_an_answer_that_says_close_or_was_not_read_to_its_end_is_not_reused() -> None:
+async def test_no_reuse_after_connection_close_an_http10_answer_or_an_answer_not_read_out() -> None:
     pool = ConnectionPool()
     async with serving("close-header") as server:
         assert await post(server, pool) == ANSWER
         assert await post(server, pool) == ANSWER
         assert server.connections == 2
+        server.mode = "http10"  # HTTP/1.0 closes unless it says otherwise
+        assert await post(server, pool) == ANSWER
+        assert await post(server, pool) == ANSWER
+        assert server.connections == 4
         server.mode = "slow-tail"
         await post(server, pool, read_all=False)  # the caller stopped before the end came
         assert await post(server, pool) == ANSWER
-        assert server.connections == 4
+        assert server.connections == 6
     pool.close()
 
 
