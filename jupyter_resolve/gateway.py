@@ -42,7 +42,7 @@ from .runs.tasks import TaskManager
 from .runs.transcript import SessionTranscripts
 from .runtime.supervisor import RuntimeSupervisor
 from .scratch import sandbox as scratch_sandbox
-from .scratch.kernels import ScratchKernels
+from .scratch.pool import ScratchKernels
 from .souls import Soul, load_souls
 from .tools.calls import handle_tool_call
 from .tools.catalog import (

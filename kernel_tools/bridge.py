@@ -53,13 +53,28 @@ def tune_kernel() -> None:
     of waiting on a round trip to the IOPub thread: whatever was written before is already queued
     there ahead of the next message. Outside ipykernel, or in one that differs: nothing changes.
     """
-    kernel = getattr(_ipython(), "kernel", None)
+    ipython = _ipython()
+    kernel = getattr(ipython, "kernel", None)
+    _drop_unread_formats(ipython)
     if kernel is not None:
         if isinstance(getattr(kernel, "_execute_sleep", None), float):
             kernel._execute_sleep = 0.0
         _drop_busy_and_input(kernel)
     for stream in (sys.stdout, sys.stderr):
         _skip_empty_flushes(stream)
+
+
+# What a result is never formatted as here: the gateway keeps other MIME types only
+# (tools/kernel.py), so these reprs of every result were made and sent for nothing.
+UNREAD_FORMATS = ("application/pdf", "text/latex", "application/javascript")
+
+
+def _drop_unread_formats(ipython: Any) -> None:
+    formatters = getattr(getattr(ipython, "display_formatter", None), "formatters", None)
+    if isinstance(formatters, dict):
+        for mime in UNREAD_FORMATS:
+            if hasattr(formatters.get(mime), "enabled"):
+                formatters[mime].enabled = False
 
 
 def _drop_busy_and_input(kernel: Any) -> None:
@@ -169,3 +184,10 @@ def call(request: str) -> None:
         publish(result.to_json())
     except Exception:  # no display machinery (not in a kernel): print the bundle instead
         print(json.dumps({RESULT_MIME: result.to_json()}))
+
+
+def open_direct(bind: str) -> str:
+    """Open the direct channel (direct.py) at ``bind``; its address, or "" when it cannot."""
+    from .direct import open_channel
+
+    return open_channel(bind)

@@ -26,7 +26,7 @@ from ..contracts.notebook import (
     decision_text,
 )
 from ..runs.manager import RunManager
-from ..scratch.kernels import ScratchKernels
+from ..scratch.pool import ScratchKernels
 from .kernels import UserKernels
 from .proposals import Proposals, outputs_text, released
 

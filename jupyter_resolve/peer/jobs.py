@@ -26,7 +26,7 @@ from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..runs.manager import RunManager
 from ..runs.run import Run
 from ..runs.transcript import SessionTranscripts
-from ..scratch.kernels import ScratchKernels
+from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
 from .limits import ID_PATTERN, id_problem

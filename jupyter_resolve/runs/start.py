@@ -19,7 +19,7 @@ from ..contracts.notebook import mention_block
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
 from ..providers.base import Provider
-from ..scratch.kernels import ScratchKernels
+from ..scratch.pool import ScratchKernels
 from ..souls import Soul
 from ..tools.toolset import ToolSet
 from .compaction import Prepare, summarizing

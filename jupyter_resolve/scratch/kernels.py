@@ -1,8 +1,9 @@
-"""Scratch kernels: one ipykernel per chat session, started through jupyter_client (not the
-server's kernel manager, so they never show up as the user's notebook kernels) from the
-kernelspec ``c.Resolve.scratch_kernel_name``, with its provisioner (kernelspec.py).
+"""A scratch kernel: the ipykernel of one chat session, started through jupyter_client (not the
+server's kernel manager, so it never shows up among the user's notebook kernels) from the
+kernelspec ``c.Resolve.scratch_kernel_name``, with its provisioner (kernelspec.py). Tool calls
+reach it through its direct channel where it has one (direct.py), else as shell cells.
 
-Each runs in its session's ``work/`` with an allowlisted environment: no Jupyter, hub or runtime
+It runs in its session's ``work/`` with an allowlisted environment: no Jupyter, hub or runtime
 tokens and no provider keys, so code the agent runs can neither read secrets nor approve its own
 calls. A kernel that dies is restarted; the call that died gets a clear error.
 """
@@ -18,20 +19,20 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
-from . import bootstrap
+from . import bootstrap, direct
+from .direct import DirectChannel
 from .iopub import IOPubReader, KernelMessage
 from .kernelspec import (
     KernelChoice,
     SandboxedKernelManager,
     ScratchKernelUnavailable,
-    inspect_kernelspec,
 )
 from .sandbox import bwrap_prefix
 from .workspace import Workspace
@@ -94,6 +95,7 @@ class ScratchKernel:
         self.km: AsyncKernelManager | None = None
         self._ipc_dir: Path | None = None
         self.client: Any = None
+        self.direct: DirectChannel | None = None  # tool calls past the shell channel
         self.last_used = time.monotonic()
         self.restarts = 0
         self._lock = asyncio.Lock()
@@ -141,6 +143,7 @@ class ScratchKernel:
             self.client.start_channels()
             await self.client.wait_for_ready(timeout=60)
             await self._install_bridge()
+            await self._open_direct()
         except ScratchKernelUnavailable:
             await self.shutdown()  # no half-started kernel, no socket folder left behind
             raise
@@ -158,10 +161,10 @@ class ScratchKernel:
         """The kernel_tools bridge in the kernel: imported, or shipped when the kernel cannot
         import it (bootstrap.py); a kernel without the bridge is not used."""
         session, root = self.workspace.root, self.server_root
-        result = await self._execute(bootstrap.import_cell(session, root), 60, silent=True)
+        result = await self._silent(bootstrap.import_cell(session, root))
         if not result.error and bootstrap.MISSING in result.stdout:
             self.log.info("scratch kernel has no kernel_tools; shipping the bridge into it")
-            result = await self._execute(bootstrap.shipping_cell(session, root), 60, silent=True)
+            result = await self._silent(bootstrap.shipping_cell(session, root))
         if result.error or result.timed_out or result.died:
             detail = (result.error or "no answer").strip().splitlines()[-1]
             raise ScratchKernelUnavailable(
@@ -170,35 +173,37 @@ class ScratchKernel:
                 f"the session folder {str(session)!r} mounted at the same path)"
             )
 
+    async def _open_direct(self) -> None:
+        """The direct channel, in a kernel launched here (direct.py); without it, the shell."""
+        if not self.choice.local or self.km is None:
+            return
+        bind = direct.bind_address(self.km.transport, self.km.ip)
+        result = await self._silent(direct.open_cell(bind))
+        address = None if result.error else direct.address_from(result.stdout, bind)
+        if address is None:
+            self.log.info("scratch kernel: no direct channel, tool calls use the shell channel")
+            return
+        self.direct = DirectChannel(self.client.session, address)
+
+    async def _silent(self, code: str) -> Execution:
+        return await self._execute(lambda: self._send_cell(code, True), 60)
+
     async def alive(self) -> bool:
         return self.km is not None and bool(await self.km.is_alive())
 
-    async def execute(
-        self, code: str, timeout: float, silent: bool = False, until: str | None = None
-    ) -> Execution:
-        """Run ``code``; on timeout the kernel is interrupted; on death it is restarted.
-
-        Cancelled (the run ended), the code is interrupted — the kernel keeps its state — and
-        the cancel goes on once the kernel is idle (restarted, should it not get idle).
-        ``until``: a MIME type; the first output with it ends the call, without waiting for
-        the kernel to be idle (what is left of the cell runs before the next request)."""
-        async with self._lock:
-            self.last_used = time.monotonic()
-            if not await self.alive():
-                await self._restart()
-            result = await self._execute(code, timeout, silent, until)
-            if result.died:
-                await self._restart()
-            self.last_used = time.monotonic()
-            return result
+    async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
+        """Run ``code`` as a cell; on timeout the kernel is interrupted; on death it is
+        restarted. Cancelled (the run ended), the code is interrupted — the kernel keeps its
+        state — and the cancel goes on once the kernel is idle (restarted, should it not get
+        idle)."""
+        return await self._call(lambda: self._send_cell(code, silent), timeout)
 
     async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
         payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})
-        # The bridge publishes its one result last: the call ends there, not at idle.
-        result = await self.execute(
-            f"__resolve_bridge.call({payload!r})", timeout + 5, True, until=RESULT_MIME
-        )
+        # The bridge publishes its one result last: the call ends there, not at idle (what is
+        # left of the request runs before the next one).
+        result = await self._call(lambda: self._send_bridge(payload), timeout + 5, RESULT_MIME)
         for bundle in result.outputs:
             if RESULT_MIME in bundle:
                 return bundle[RESULT_MIME]
@@ -211,11 +216,39 @@ class ScratchKernel:
         self.workspace.verify(self.log, self.server_root)
         await self.start()
 
+    async def _call(
+        self, send: Callable[[], str], timeout: float, until: str | None = None
+    ) -> Execution:
+        """One request, sent by ``send`` once the kernel is known alive; ``until``: a MIME type
+        whose first output ends the call."""
+        async with self._lock:
+            self.last_used = time.monotonic()
+            if not await self.alive():
+                await self._restart()
+            result = await self._execute(send, timeout, until)
+            if result.died:
+                await self._restart()
+            self.last_used = time.monotonic()
+            return result
+
+    def _send_cell(self, code: str, silent: bool) -> str:
+        if self.direct is not None and not silent:
+            return self.direct.send_python(code)
+        return str(
+            self.client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
+        )
+
+    def _send_bridge(self, payload: str) -> str:
+        if self.direct is not None:
+            return self.direct.send_bridge(payload)
+        code = f"__resolve_bridge.call({payload!r})"
+        return str(self.client.execute(code, silent=True, store_history=False, allow_stdin=False))
+
     async def _execute(
-        self, code: str, timeout: float, silent: bool, until: str | None = None
+        self, send: Callable[[], str], timeout: float, until: str | None = None
     ) -> Execution:
         client = self.client
-        msg_id = client.execute(code, silent=silent, store_history=not silent, allow_stdin=False)
+        msg_id = send()
         try:
             return await self._collect(client, msg_id, timeout, until)
         except asyncio.CancelledError:
@@ -297,6 +330,9 @@ class ScratchKernel:
         await self._restart()
 
     async def shutdown(self) -> None:
+        if self.direct is not None:
+            self.direct.close()
+            self.direct = None
         if self.client is not None:
             self.client.stop_channels()
             self.client = None
@@ -309,92 +345,9 @@ class ScratchKernel:
             self._ipc_dir = None
 
 
-class ScratchKernels:
-    """The scratch kernels of all sessions, started on first use, shut down when idle."""
-
-    def __init__(
-        self,
-        sessions_dir: Path,
-        server_root: Path,
-        log: logging.Logger,
-        sandbox: str = "",
-        network: bool = False,
-        kernel_name: str = "python3",
-    ) -> None:
-        self.sandbox = sandbox
-        self.network = network
-        self.kernel_name = kernel_name
-        self._choice: KernelChoice | None = None  # kept once usable; a problem is looked at again
-        self._logged_problem: str | None = None
-        self.sessions_dir = sessions_dir
-        self.server_root = server_root
-        self.log = log
-        self.kernels: dict[str, ScratchKernel] = {}
-        self._starting: dict[str, asyncio.Lock] = {}
-
-    def workspace(self, session_id: str, create: bool = True) -> Workspace:
-        """The session's workspace; its folders made unless ``create`` is False (a run start
-        that puts nothing in: the kernel makes them when it starts)."""
-        workspace = Workspace(self.sessions_dir / session_id)
-        return workspace.create() if create else workspace
-
-    def kernel_choice(self) -> KernelChoice:
-        """The configured kernelspec as found; one with a problem is looked up again next time,
-        so installing it fixes the next call without a restart."""
-        if self._choice is not None:
-            return self._choice
-        choice = inspect_kernelspec(self.kernel_name, KernelSpecManager(), self.log)
-        if choice.problem is None:
-            self._choice = choice
-        elif choice.problem != self._logged_problem:  # once, not at every health request
-            self._logged_problem = choice.problem
-            self.log.error("jupyter-resolve: %s", choice.problem)
-        return choice
-
-    def describe(self) -> dict[str, Any]:
-        """The ``scratch_kernel`` entry of ``/resolve/api/health``."""
-        return self.kernel_choice().describe(self.sandbox)
-
-    async def get(self, session_id: str) -> ScratchKernel:
-        lock = self._starting.setdefault(session_id, asyncio.Lock())
-        async with lock:
-            kernel = self.kernels.get(session_id)
-            if kernel is None:
-                choice = self.kernel_choice()
-                if choice.problem is not None:
-                    raise ScratchKernelUnavailable(choice.problem)
-                kernel = ScratchKernel(
-                    self.workspace(session_id),
-                    self.server_root,
-                    self.log,
-                    sandbox=self.sandbox,
-                    network=self.network,
-                    state_dir=self.sessions_dir.parent,
-                    choice=choice,
-                )
-                await kernel.start()
-                self.kernels[session_id] = kernel
-            return kernel
-
-    async def cull(self, idle_seconds: float) -> None:
-        """Shut down kernels idle for longer than ``idle_seconds``; their files stay on disk."""
-        now = time.monotonic()
-        for session_id, kernel in list(self.kernels.items()):
-            if now - kernel.last_used > idle_seconds and not kernel._lock.locked():
-                self.log.info("shutting down idle scratch kernel of session %s", session_id)
-                del self.kernels[session_id]
-                await kernel.shutdown()
-
-    async def stop(self) -> None:
-        for kernel in list(self.kernels.values()):
-            await kernel.shutdown()
-        self.kernels.clear()
-
-
 __all__ = [
     "Execution",
     "ScratchKernel",
     "ScratchKernelUnavailable",
-    "ScratchKernels",
     "kernel_environment",
 ]

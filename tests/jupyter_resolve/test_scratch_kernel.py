@@ -1,12 +1,15 @@
 """A scratch kernel driven directly (a real ipykernel with the bridge installed), for what the
-chain cannot show: where a bridge call ends."""
+chain cannot show: where a bridge call ends, which channel a call takes."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
+import pytest
+
 from jupyter_resolve.scratch.kernels import ScratchKernel
+from jupyter_resolve.scratch.sandbox import bwrap_available
 from jupyter_resolve.scratch.workspace import Workspace
 from jupyter_resolve.tools.kernel import python_result
 
@@ -41,6 +44,49 @@ async def test_a_bridge_call_ends_at_its_result_while_the_cell_goes_on(tmp_path:
         # The rest of that cell ran first; the kernel is the same, its state kept.
         after = python_result(await kernel.execute("bridge.publish is published", 30), 30)
         assert (after.ok, after.output) == (True, "True")
+        assert kernel.restarts == 0
+    finally:
+        await kernel.shutdown()
+
+
+# Counts the execute_requests that reach the kernel's shell handler from now on.
+COUNT_SHELL_REQUESTS = """
+__shell_requests = []
+def __count(handler):
+    async def counted(stream, ident, parent):
+        __shell_requests.append(1)
+        return await handler(stream, ident, parent)
+    return counted
+__k = get_ipython().kernel
+__k.shell_handlers["execute_request"] = __count(__k.shell_handlers["execute_request"])
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["", "bwrap"])
+async def test_tool_calls_take_the_direct_channel_and_time_out_there(
+    tmp_path: Path, sandbox: str
+) -> None:
+    if sandbox and not bwrap_available():
+        pytest.skip("bubblewrap cannot create namespaces on this machine")
+    root = tmp_path / "root"
+    root.mkdir()
+    workspace = Workspace(root / ".resolve" / "sessions" / "s1")
+    kernel = ScratchKernel(workspace, root, logging.getLogger("test"), sandbox=sandbox)
+    await kernel.start()
+    try:
+        assert kernel.direct is not None
+        # IPC beside the kernel's own sockets in the sandbox, loopback TCP without it
+        assert kernel.direct.address.startswith("ipc://" if sandbox else "tcp://127.0.0.1:")
+        assert not (await kernel.execute(COUNT_SHELL_REQUESTS, 30, silent=True)).error
+        (workspace.work / "note.txt").write_text("hello")
+        assert python_result(await kernel.execute("x = 41", 30), 30).ok
+        answer = await kernel.bridge_call("read_file", {"path": "note.txt"}, timeout=5)
+        assert isinstance(answer, dict) and "hello" in answer["output"]
+        slow = await kernel.execute("import time; time.sleep(60)", 1)
+        assert slow.timed_out and not slow.died
+        # Interrupted in time (the sandbox's interrupts are messages), not restarted.
+        after = python_result(await kernel.execute("(x + 1, len(__shell_requests))", 30), 30)
+        assert (after.ok, after.output) == (True, "(42, 0)")
         assert kernel.restarts == 0
     finally:
         await kernel.shutdown()

@@ -83,6 +83,7 @@ async def test_scratch_kernel_comes_through_the_kernelspecs_provisioner(
     assert r[0] == {**r[0], "ok": True, "output": "marking:m-7"}  # the provisioner launched it
     assert [x["ok"] for x in r[1:]] == [True, True]  # the bridge is installed there
     assert "through the bridge" in r[2]["output"]
+    assert gateway.kernels.kernels["s-marked"].direct is not None  # launched here: direct calls
     health = (await server.get("/resolve/api/health")).json()
     assert health["scratch_kernel"] == {
         "kernelspec": "marked",
@@ -121,6 +122,8 @@ async def test_a_provisioner_that_is_not_local_is_refused_under_the_sandbox_only
     r = results(await server.chat("again", session_id="s-foreign"))
     assert r[0]["output"] == "foreign:f-3"
     assert r[1]["ok"] is True
+    # Launched elsewhere, as far as the gateway knows: calls keep to the shell channel.
+    assert gateway.kernels.kernels["s-foreign"].direct is None
     assert (await server.get("/resolve/api/health")).json()["scratch_kernel"]["problem"] is None
 
 
@@ -190,6 +193,7 @@ async def test_the_bridge_is_shipped_into_a_kernel_without_kernel_tools(
     ]
     assert [x["ok"] for x in r[1:]] == [True, True, False]  # confined like the installed bridge
     assert "shipped" in r[2]["output"]
+    assert gateway.kernels.kernels["s-bare"].direct is not None  # the shipped bridge opened it
     work = jp_root_dir / ".resolve" / "sessions" / "s-bare" / "work"
     assert (work / "notes" / "a.txt").read_text() == "shipped"
 

@@ -1,12 +1,19 @@
-"""A temporary server root with one session workspace: ``work/`` and ``context/``."""
+"""A temporary server root with one session workspace (``work/`` and ``context/``), and a real
+ipykernel started in it."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager
 
 from kernel_tools.paths import Workspace
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -35,3 +42,22 @@ def ws(session: Path, server_root: Path) -> Workspace:
 @pytest.fixture
 def work(session: Path) -> Path:
     return session / "work"
+
+
+@pytest.fixture
+def kernel(session: Path) -> Iterator[BlockingKernelClient]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(REPO),
+        "HOME": str(session),
+    }
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(session / "work"), env=env)
+    client = km.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield client
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -4,36 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
-import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import KernelManager
 
 from kernel_tools.result import RESULT_MIME
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def kernel(session: Path) -> Iterator[BlockingKernelClient]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": str(REPO),
-        "HOME": str(session),
-    }
-    km = KernelManager(kernel_name="python3")
-    km.start_kernel(cwd=str(session / "work"), env=env)
-    client = km.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        yield client
-    finally:
-        client.stop_channels()
-        km.shutdown_kernel(now=True)
 
 
 def execute(client: BlockingKernelClient, code: str) -> tuple[dict[str, Any], list[Any]]:
@@ -120,6 +97,15 @@ def test_installed_kernel_sends_what_the_gateway_reads_and_no_more(
         ("execute_result", {"data": {"text/plain": "2"}, "metadata": {}, "execution_count": 2}),
         ("status", {"execution_state": "idle"}),
     ]
+    # Formats the gateway drops are not made: no LaTeX, PDF or JavaScript repr of a result.
+    rich = (
+        "class Rich:\n"
+        "    def _repr_html_(self): return '<b>r</b>'\n"
+        "    def _repr_latex_(self): return '$r$'\n"
+        "    def _repr_javascript_(self): return 'r()'\n"
+        "Rich()"
+    )
+    assert messages(kernel, rich)[0][1]["data"] == {"text/plain": ANY, "text/html": "<b>r</b>"}
     # Every kind of output still comes, in order, before idle: text left unflushed at the end
     # of the cell, stderr, a display, an error.
     code = (

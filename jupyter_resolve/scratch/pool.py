@@ -1,0 +1,101 @@
+"""The scratch kernels of all sessions (kernels.py: one of them): started on first use from
+the configured kernelspec, shut down when idle."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.kernelspec import KernelSpecManager
+
+from .kernels import ScratchKernel
+from .kernelspec import KernelChoice, ScratchKernelUnavailable, inspect_kernelspec
+from .workspace import Workspace
+
+
+class ScratchKernels:
+    """The scratch kernels of all sessions, started on first use, shut down when idle."""
+
+    def __init__(
+        self,
+        sessions_dir: Path,
+        server_root: Path,
+        log: logging.Logger,
+        sandbox: str = "",
+        network: bool = False,
+        kernel_name: str = "python3",
+    ) -> None:
+        self.sandbox = sandbox
+        self.network = network
+        self.kernel_name = kernel_name
+        self._choice: KernelChoice | None = None  # kept once usable; a problem is looked at again
+        self._logged_problem: str | None = None
+        self.sessions_dir = sessions_dir
+        self.server_root = server_root
+        self.log = log
+        self.kernels: dict[str, ScratchKernel] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+
+    def workspace(self, session_id: str, create: bool = True) -> Workspace:
+        """The session's workspace; its folders made unless ``create`` is False (a run start
+        that puts nothing in: the kernel makes them when it starts)."""
+        workspace = Workspace(self.sessions_dir / session_id)
+        return workspace.create() if create else workspace
+
+    def kernel_choice(self) -> KernelChoice:
+        """The configured kernelspec as found; one with a problem is looked up again next time,
+        so installing it fixes the next call without a restart."""
+        if self._choice is not None:
+            return self._choice
+        choice = inspect_kernelspec(self.kernel_name, KernelSpecManager(), self.log)
+        if choice.problem is None:
+            self._choice = choice
+        elif choice.problem != self._logged_problem:  # once, not at every health request
+            self._logged_problem = choice.problem
+            self.log.error("jupyter-resolve: %s", choice.problem)
+        return choice
+
+    def describe(self) -> dict[str, Any]:
+        """The ``scratch_kernel`` entry of ``/resolve/api/health``."""
+        return self.kernel_choice().describe(self.sandbox)
+
+    async def get(self, session_id: str) -> ScratchKernel:
+        lock = self._starting.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            kernel = self.kernels.get(session_id)
+            if kernel is None:
+                choice = self.kernel_choice()
+                if choice.problem is not None:
+                    raise ScratchKernelUnavailable(choice.problem)
+                kernel = ScratchKernel(
+                    self.workspace(session_id),
+                    self.server_root,
+                    self.log,
+                    sandbox=self.sandbox,
+                    network=self.network,
+                    state_dir=self.sessions_dir.parent,
+                    choice=choice,
+                )
+                await kernel.start()
+                self.kernels[session_id] = kernel
+            return kernel
+
+    async def cull(self, idle_seconds: float) -> None:
+        """Shut down kernels idle for longer than ``idle_seconds``; their files stay on disk."""
+        now = time.monotonic()
+        for session_id, kernel in list(self.kernels.items()):
+            if now - kernel.last_used > idle_seconds and not kernel._lock.locked():
+                self.log.info("shutting down idle scratch kernel of session %s", session_id)
+                del self.kernels[session_id]
+                await kernel.shutdown()
+
+    async def stop(self) -> None:
+        for kernel in list(self.kernels.values()):
+            await kernel.shutdown()
+        self.kernels.clear()
+
+
+__all__ = ["ScratchKernels"]
