@@ -53,22 +53,29 @@ static int inference(ctx_t *x) {
     buf_init(&pre, AGENT_CONV_MAX);
     buf_init(&suf, AGENT_CONV_MAX);
     buf_init(&head, 16384);
-    int rc;
+    int rc, r;
     hc_t c;
     hc_init(&c, cfg->inference_timeout_s * 1000, x->run->cancel_rd, x->frames.client);
-    if (inference_request(x, &head, &pre, &suf) != 0) {
-        rc = frames_too_large(&x->frames);
-        goto out;
+    for (int fresh = 0;; fresh = 1) {
+        if (inference_request(x, &head, &pre, &suf) != 0) {
+            rc = frames_too_large(&x->frames);
+            goto out;
+        }
+        const hc_part_t parts[] = {{head.data, head.len},
+                                   {pre.data, pre.len},
+                                   {x->conv.msgs.data, x->conv.msgs.len},
+                                   {suf.data, suf.len}};
+        r = hc_send_request(&c, &cfg->inference, parts, sizeof parts / sizeof parts[0], fresh);
+        /* Sent: a stream can last minutes, do not keep the request (the tools) meanwhile. Freed
+         * before the answer's buffer is made, which then takes their place instead of sitting
+         * above it (about 6 KiB more per live run, measured). */
+        buf_free(&head);
+        buf_free(&pre);
+        buf_free(&suf);
+        if (r == HC_OK) r = hc_read_head(&c);
+        if (r != HC_ESTALE) break;
+        hc_drop(&c); /* a kept connection the gateway closed while it idled: again, on a new one */
     }
-    const hc_part_t parts[] = {{head.data, head.len},
-                               {pre.data, pre.len},
-                               {x->conv.msgs.data, x->conv.msgs.len},
-                               {suf.data, suf.len}};
-    int r = hc_request(&c, &cfg->inference, parts, sizeof parts / sizeof parts[0]);
-    /* sent: a stream can last minutes, do not keep the request (the tools) meanwhile */
-    buf_free(&head);
-    buf_free(&pre);
-    buf_free(&suf);
     if (r != HC_OK)
         rc = stream_io_error(&x->frames, &c, r, c.sent ? "inference_protocol" : "inference_connect",
                              cfg->inference_timeout_s);

@@ -272,9 +272,9 @@ static int has_close(const char *v, size_t n) {
     return 0;
 }
 
-int hc_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n) {
+int hc_send_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n, int fresh) {
     for (int attempt = 0;; attempt++) {
-        int fd = attempt ? -1 : pool_take(u->port, u->v6);
+        int fd = fresh || attempt ? -1 : pool_take(u->port, u->v6);
         int r = HC_OK;
         if (fd >= 0) {
             c->fd = fd;
@@ -286,13 +286,27 @@ int hc_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n) {
         }
         for (size_t i = 0; r == HC_OK && i < n; i++) r = hc_send(c, parts[i].p, parts[i].n);
         c->sent = r == HC_OK;
+        if (r != HC_ESTALE) return r;
+        hc_drop(c); /* the server closed it while it idled: the request never arrived */
+    }
+}
+
+void hc_drop(hc_t *c) {
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    c->reused = 0;
+    c->sent = 0;
+    buf_reset(&c->in);
+    c->hold = 0;
+    c->status = 0;
+}
+
+int hc_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n) {
+    for (int fresh = 0;; fresh = 1) {
+        int r = hc_send_request(c, u, parts, n, fresh);
         if (r == HC_OK) r = hc_read_head(c);
         if (r != HC_ESTALE) return r;
-        close(c->fd); /* the server closed it while it idled: the request never arrived */
-        c->fd = -1;
-        buf_reset(&c->in);
-        c->hold = 0;
-        c->status = 0;
+        hc_drop(c);
     }
 }
 

@@ -26,7 +26,7 @@ enum hc_err {
     HC_EGONE = -5,    /* the watched client hung up */
     HC_EIO = -6,      /* socket error after connecting */
     HC_ETOOBIG = -7,  /* response larger than the caller's bound */
-    HC_ESTALE = -8    /* a kept connection was closed by the server: internal to hc_request */
+    HC_ESTALE = -8    /* a kept connection was closed by the server: send again (hc_request) */
 };
 
 #define HC_POOL_MAX 16    /* idle connections kept, all targets together */
@@ -47,7 +47,7 @@ typedef struct hc {
     chunked_t ch;
     int done;
     int reused;     /* the connection came from the pool */
-    int sent;       /* hc_request sent the whole request */
+    int sent;       /* the whole request was sent */
     int keep;       /* the answer lets the connection serve another request */
     int pool_port;  /* the target, for the pool */
     int pool_v6;
@@ -70,6 +70,15 @@ typedef struct hc_part {
 /* Send a request (its head and body in n parts) to u on a kept connection or a new one, and
  * read the answer's head. Returns HC_OK or an hc_err, as hc_read_head. */
 int hc_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n);
+
+/* The two halves of hc_request, for a caller that frees its request before the answer: send
+ * it (on a kept connection unless `fresh`; one the server closed at the send is replaced), then
+ * hc_read_head. HC_ESTALE from hc_read_head: a kept connection closed before any answer, the
+ * request never arrived; hc_drop, then send it again with `fresh` set. */
+int hc_send_request(hc_t *c, const url_t *u, const hc_part_t *parts, size_t n, int fresh);
+
+/* Forget the connection of a request that must be sent again (closed; the buffer kept). */
+void hc_drop(hc_t *c);
 
 /* Send all n bytes. Returns HC_OK or an hc_err. */
 int hc_send(hc_t *c, const void *p, size_t n);

@@ -43,8 +43,12 @@ def check(cond: bool, what: str) -> None:
 
 
 class Fake:
-    def __init__(self, keep_alive: bool = False) -> None:
+    def __init__(self, keep_alive: bool = False, drop_second: bool = False) -> None:
         self.keep_alive = keep_alive  # serve more requests on a connection (else close after one)
+        # close a connection at its second request, unanswered: what a server that closed an
+        # idle kept connection looks like to a request already on its way
+        self.drop_second = drop_second
+        self.dropped = 0
         self.connections = 0
         self.conn = threading.local()  # per connection (a thread each): must it close?
         self.lock = threading.Lock()
@@ -94,18 +98,24 @@ class Fake:
     def serve(self, sock: socket.socket) -> None:
         with self.lock:
             self.connections += 1
-        while self.serve_one(sock) and self.keep_alive:
-            pass
+        served = 0
+        while self.serve_one(sock, drop=self.drop_second and served == 1) and self.keep_alive:
+            served += 1
         try:
             sock.close()
         except OSError:
             pass
 
-    def serve_one(self, sock: socket.socket) -> bool:
-        """One request; whether the connection may carry another."""
+    def serve_one(self, sock: socket.socket, drop: bool = False) -> bool:
+        """One request; whether the connection may carry another. ``drop``: read it, answer
+        nothing, close."""
         try:
             line, headers, body = self.read_request(sock)
         except (ConnectionError, OSError):
+            return False
+        if drop:
+            with self.lock:
+                self.dropped += 1
             return False
         self.conn.closing = False
         req = json.loads(body)
@@ -921,6 +931,27 @@ def test_keep_alive() -> None:
         fake.close()
 
 
+def test_kept_connection_closed_under_a_request() -> None:
+    """A kept connection the server closes with a request on it: the request is sent again on a
+    new connection, and the run goes on as if nothing happened."""
+    fake = Fake(keep_alive=True, drop_second=True)
+    a = Agent(f"http://127.0.0.1:{fake.port}/v1/chat/completions",
+              f"http://127.0.0.1:{fake.port}/tools")
+    try:
+        for i in range(3):
+            r, data, fr = a.chat(chat_body(f"run-drop-{i}", "tools", tools=[ECHO_TOOL],
+                                           budget={"rounds": 4}))
+            check(r.status == 200 and of(fr, "done") and of(fr, "done")[0]["reason"] == "stop",
+                  f"run {i} on dropped kept connections ends well: {of(fr, 'error')}")
+        check(fake.dropped >= 2, f"kept connections were dropped under requests: {fake.dropped}")
+        answered = len(fake.inference_requests) + len(fake.tool_requests)
+        check(answered >= 9, f"every request was answered in the end: {answered}")
+    finally:
+        rc, err = a.stop()
+        check(rc == 0, f"dropped-connection instance exits 0 (ASan/LSan clean): rc={rc}")
+        fake.close()
+
+
 def main() -> int:
     if not os.path.exists(BIN):
         print(f"e2e: {BIN} not built")
@@ -934,7 +965,8 @@ def main() -> int:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
                   lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake),
-                  lambda: test_idle_connections(fake), test_keep_alive):
+                  lambda: test_idle_connections(fake), test_keep_alive,
+                  test_kept_connection_closed_under_a_request):
             try:
                 t()
             except Exception as e:  # a crash in one group must not hide the others
