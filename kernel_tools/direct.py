@@ -38,7 +38,7 @@ NEEDED = (
     "_main_asyncio_lock",
 )
 
-_serving: asyncio.Task[None] | None = None
+_serving: tuple[asyncio.Task[None], Any] | None = None  # the task and its socket
 
 
 def open_channel(bind: str) -> str:
@@ -56,17 +56,23 @@ def open_channel(bind: str) -> str:
     import zmq
     import zmq.asyncio
 
+    if _serving is not None:  # opened again: the newest channel serves, the old one is closed
+        _serving[0].cancel()
+        _serving[1].close(linger=0)
+        _serving = None
     context = zmq.asyncio.Context(zmq.Context.instance())  # a shadow: no second I/O thread
     socket = context.socket(zmq.ROUTER)
     socket.linger = 0
-    if bind.startswith("tcp://"):
-        address = f"{bind}:{socket.bind_to_random_port(bind)}"
-    else:
-        socket.bind(bind)
-        address = bind
-    if _serving is not None:
-        _serving.cancel()  # installed again: the newest channel serves
-    _serving = loop.create_task(_serve(kernel, socket))
+    try:
+        if bind.startswith("tcp://"):
+            address = f"{bind}:{socket.bind_to_random_port(bind)}"
+        else:
+            socket.bind(bind)
+            address = bind
+    except zmq.ZMQError:
+        socket.close(linger=0)
+        return ""
+    _serving = (loop.create_task(_serve(kernel, socket)), socket)
     return address
 
 

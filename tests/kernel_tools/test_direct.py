@@ -151,3 +151,34 @@ def test_an_interrupt_ends_a_direct_cell_and_keeps_the_kernel(
     assert seen[0][0] == "error" and seen[0][1]["ename"] == "KeyboardInterrupt"
     assert seen[-1] == ("status", {"execution_state": "idle"})
     assert python(kernel, channel, "kept")[0][1]["data"] == {"text/plain": "'state'"}
+
+
+def open_direct(client: BlockingKernelClient, bind: str) -> str:
+    reply, bundles = execute(
+        client, f"display({{'text/plain': __resolve_bridge.open_direct({bind!r})}}, raw=True)"
+    )
+    assert reply["status"] == "ok", reply
+    return str(bundles[0]["text/plain"])
+
+
+def dealer(address: str) -> zmq.Socket[bytes]:
+    socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(address)
+    return socket
+
+
+def test_opened_again_only_the_newest_channel_serves(
+    kernel: BlockingKernelClient, channel: zmq.Socket[bytes], tmp_path: Path
+) -> None:
+    newest = dealer(open_direct(kernel, "tcp://127.0.0.1"))
+    try:
+        old = send(channel, kernel.session, PYTHON_REQUEST, {"code": "'old'"})
+        assert outputs(kernel, old, wait=1) == []  # the first channel is closed
+        assert python(kernel, newest, "'new'")[0][1]["data"] == {"text/plain": "'new'"}
+        # A bind that fails opens nothing (and the channel it was to replace is closed).
+        assert open_direct(kernel, f"ipc://{tmp_path}/no/such/folder/s") == ""
+        gone = send(newest, kernel.session, PYTHON_REQUEST, {"code": "'gone'"})
+        assert outputs(kernel, gone, wait=1) == []
+    finally:
+        newest.close()
