@@ -12,8 +12,7 @@ from typing import Any
 
 import zmq
 
-PYTHON_REQUEST = "resolve_python_request"
-BRIDGE_REQUEST = "resolve_bridge_request"
+from kernel_tools.direct import BRIDGE_REQUEST, PYTHON_REQUEST  # the kernel's end's names
 
 
 def bind_address(transport: str, ip: str) -> str:
@@ -32,11 +31,10 @@ def open_cell(bind: str) -> str:
 def address_from(stdout: str, bind: str) -> str | None:
     """The address the cell printed, if it is one the kernel was asked to bind."""
     address = stdout.strip()
-    if not address.startswith(bind) or any(c.isspace() for c in address):
-        return None
-    if bind.startswith("tcp://") and not address[len(bind) :].lstrip(":").isdigit():
-        return None
-    return address
+    if bind.startswith("tcp://"):
+        port = address.removeprefix(bind + ":")
+        return address if address.startswith(bind + ":") and port.isdigit() else None
+    return address if address == bind else None
 
 
 class DirectChannel:

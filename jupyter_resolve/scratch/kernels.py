@@ -26,6 +26,8 @@ from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
 
+from kernel_tools.result import RESULT_MIME  # what the bridge publishes
+
 from . import bootstrap, direct
 from .direct import DirectChannel
 from .iopub import IOPubReader, KernelMessage
@@ -38,7 +40,6 @@ from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
-RESULT_MIME = "application/vnd.resolve.result+json"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

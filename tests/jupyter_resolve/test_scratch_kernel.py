@@ -90,3 +90,16 @@ async def test_tool_calls_take_the_direct_channel_and_time_out_there(
         assert kernel.restarts == 0
     finally:
         await kernel.shutdown()
+
+
+def test_the_gateway_takes_only_the_address_it_asked_for() -> None:
+    from jupyter_resolve.scratch.direct import address_from, bind_address
+
+    tcp, ipc = bind_address("tcp", "0.0.0.0"), bind_address("ipc", "/tmp/resolve-ipc-x/k")
+    assert tcp == "tcp://127.0.0.1"  # loopback, whatever the kernel's own ip
+    assert address_from("tcp://127.0.0.1:4242\n", tcp) == "tcp://127.0.0.1:4242"
+    assert address_from(f"{ipc}\n", ipc) == ipc
+    for printed in ("", "tcp://127.0.0.1:", "tcp://127.0.0.1:42x", "tcp://127.0.0.10:42"):
+        assert address_from(printed, tcp) is None, printed
+    assert address_from(f"{ipc}-other", ipc) is None
+    assert address_from("ipc:///elsewhere", ipc) is None
