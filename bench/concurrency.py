@@ -1,11 +1,12 @@
 """Many simultaneous chats through one gateway (provider ``scripted``, a short answer).
 
-N chats start at once from one ``httpx.AsyncClient`` (one connection each, from a pool big
-enough for all). A chat is an error when its HTTP status is not 200, it fails in transit, its
-stream has no ``run.completed`` (or a ``run.error``), or its event ids do not increase.
+N chats start at once, each on a connection of its own (:mod:`bench.lean_client`: its cost per
+chat is small and does not grow with N, as for a burst from many clients). A chat is an error
+when its HTTP status is not 200, it fails in transit, its stream has no ``run.completed`` (or a
+``run.error``), or its event ids do not increase.
 Times are from the start of the burst: to the first ``text.delta`` and to ``run.completed``.
 The gateway's and the runtime's RSS are sampled every 20 ms during the burst (peak); their CPU
-time is read from ``/proc`` before and after.
+time is read from ``/proc`` before and after, and the bench's own (the client's) CPU time too.
 
 Baseline, on the same server just before: one chat at a time (median of a few) for the times,
 the idle RSS of both processes for the memory.
@@ -14,6 +15,7 @@ the idle RSS of both processes for the memory.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ import httpx
 
 from .chain import frames
 from .core import BenchError, Context, Figure, Goal, median
+from .lean_client import HTTPStatusError, stream_post
 from .proc import cpu_seconds, status_kib
 from .tools import percentile
 
@@ -43,34 +46,29 @@ class Chat:
 FIRST_TOKEN_GOALS = {100: Goal(150.0), 500: Goal(1000.0)}
 
 
-async def one_chat(client: httpx.AsyncClient, url: str, start: float) -> Chat:
+async def one_chat(url: str, headers: dict[str, str], start: float) -> Chat:
     chat = Chat()
-    body = {"messages": [{"role": "user", "content": "hi"}]}
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
     last_id = 0
     try:
-        async with client.stream("POST", url, json=body) as response:
-            if response.status_code != 200:
-                await response.aread()
-                chat.error = f"HTTP {response.status_code}: {response.text[:200]}"
-                return chat
-            buffer = b""
-            async for data in response.aiter_raw():
-                now = time.perf_counter()
-                complete, _, buffer = (buffer + data).rpartition(b"\n\n")
-                for frame in frames(complete + b"\n\n") if complete else []:
-                    if "id" in frame:
-                        seq = int(frame["id"])
-                        if seq <= last_id:
-                            chat.error = f"event id {seq} after {last_id}"
-                        last_id = seq
-                    event = frame.get("event")
-                    if event == "text.delta" and chat.first_s is None:
-                        chat.first_s = now - start
-                    elif event == "run.error":
-                        chat.error = chat.error or f"run.error: {frame.get('data', '')[:200]}"
-                    elif event == "run.completed":
-                        chat.done_s = now - start
-    except (httpx.HTTPError, ValueError) as exc:
+        buffer = b""
+        async for data in stream_post(url, headers, body):
+            now = time.perf_counter()
+            complete, _, buffer = (buffer + data).rpartition(b"\n\n")
+            for frame in frames(complete + b"\n\n") if complete else []:
+                if "id" in frame:
+                    seq = int(frame["id"])
+                    if seq <= last_id:
+                        chat.error = f"event id {seq} after {last_id}"
+                    last_id = seq
+                event = frame.get("event")
+                if event == "text.delta" and chat.first_s is None:
+                    chat.first_s = now - start
+                elif event == "run.error":
+                    chat.error = chat.error or f"run.error: {frame.get('data', '')[:200]}"
+                elif event == "run.completed":
+                    chat.done_s = now - start
+    except (HTTPStatusError, ValueError, OSError, EOFError, asyncio.LimitOverrunError) as exc:
         chat.error = f"{type(exc).__name__}: {exc}"
     if not chat.error and chat.done_s is None:
         chat.error = "no run.completed"
@@ -97,16 +95,13 @@ async def _sample_rss(
 async def burst(
     url: str, headers: dict[str, str], n: int, pids: dict[str, int], gone: set[str]
 ) -> tuple[list[Chat], dict[str, float]]:
-    limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
-    timeout = httpx.Timeout(300.0, connect=60.0, pool=60.0)
     peaks: dict[str, float] = {}
     stop = asyncio.Event()
-    async with httpx.AsyncClient(limits=limits, timeout=timeout, headers=headers) as client:
-        sampler = asyncio.create_task(_sample_rss(pids, peaks, gone, stop))
-        start = time.perf_counter()
-        chats = await asyncio.gather(*(one_chat(client, url, start) for _ in range(n)))
-        stop.set()
-        await sampler
+    sampler = asyncio.create_task(_sample_rss(pids, peaks, gone, stop))
+    start = time.perf_counter()
+    chats = await asyncio.gather(*(one_chat(url, headers, start) for _ in range(n)))
+    stop.set()
+    await sampler
     return list(chats), peaks
 
 
@@ -142,10 +137,12 @@ def concurrency(ctx: Context) -> list[Figure]:
     for n in (100,) if ctx.quick else (100, 500):
         pids = {"gateway": server.pid, "runtime": server.runtime_pid()}  # after any restart
         cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        client_cpu = time.process_time()
         gone: set[str] = set()
         wall = time.perf_counter()
         chats, peaks = asyncio.run(burst(url, server.headers, n, pids, gone))
         wall = time.perf_counter() - wall
+        client_cpu = time.process_time() - client_cpu
         gone |= {name for name, pid in pids.items() if not Path(f"/proc/{pid}").exists()}
         cpu = {
             name: cpu_seconds(pid) - cpu0[name] for name, pid in pids.items() if name not in gone
@@ -191,6 +188,9 @@ def concurrency(ctx: Context) -> list[Figure]:
             )
             if name in cpu:
                 figures.append(Figure(f"{p}_{name}_cpu_s", cpu[name], "s"))
+        figures.append(
+            Figure(f"{p}_client_cpu_s", client_cpu, "s", note="the bench's, on the same cores")
+        )
     return figures
 
 
