@@ -15,10 +15,13 @@ import re
 
 from ..contracts.sse import SSEDecoder, SSEEvent
 
-# What the gateway must see in an event (a false alarm only costs the slow way)
-NEEDS_GATEWAY = re.compile(
-    rb'"(?:tool_calls|error|thinking_blocks)"|"usage"\s*:\s*\{|\[DONE\]|\n(?!\n|data: \{)'
-)
+# What the gateway must see in an event (a false alarm only costs the slow way): words found
+# by plain substring search, usage only when it is an object. Relaying a 2,000-chunk stream
+# took 3.5 ms of CPU with one regex for all of it (tried at every quote), 1.2 ms this way.
+NEEDS_GATEWAY_WORDS = (b'"tool_calls"', b'"error"', b'"thinking_blocks"', b"[DONE]")
+USAGE = b'"usage"'
+USAGE_OBJECT = re.compile(rb'"usage"\s*:\s*\{')
+OTHER_LINE = re.compile(rb"\n(?!\n|data: \{)")  # a line that is not one `data: {` event's
 EVENT_START = b"data: {"
 MAX_EVENT = 16 * 1024 * 1024  # bytes of one event still without its end (agent-httpd's cap too)
 
@@ -51,7 +54,7 @@ class SSERelay:
             raise EventTooLarge(f"an event of more than {MAX_EVENT >> 20} MiB")
         self._rest = data[end + 2 :]
         block = data[: end + 2]
-        if block.startswith(EVENT_START) and NEEDS_GATEWAY.search(block, 0, end) is None:
+        if block.startswith(EVENT_START) and not needs_gateway(block, end):
             return [block]  # whole `data: {...}` events only: forward them in one piece
         return self._split(block)
 
@@ -66,10 +69,22 @@ class SSERelay:
         for event in block[:-2].split(b"\n\n"):
             if (
                 event.startswith(EVENT_START)
-                and NEEDS_GATEWAY.search(event) is None
+                and not needs_gateway(event, len(event))
                 and b"\n" not in event
             ):
                 out.append(event + b"\n\n")
             else:
                 out.extend(self._decoder.feed(event + b"\n\n"))
         return out
+
+
+def needs_gateway(data: bytes, end: int) -> bool:
+    """Whether ``data[:end]`` holds anything the gateway must handle itself (see above)."""
+    if any(data.find(word, 0, end) >= 0 for word in NEEDS_GATEWAY_WORDS):
+        return True
+    at = data.find(USAGE, 0, end)
+    while at >= 0:
+        if USAGE_OBJECT.match(data, at, end):
+            return True
+        at = data.find(USAGE, at + 1, end)
+    return OTHER_LINE.search(data, 0, end) is not None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 
 import pytest
 
 from jupyter_resolve.contracts.sse import SSEEvent
-from jupyter_resolve.providers.relay import MAX_EVENT, EventTooLarge, SSERelay
+from jupyter_resolve.providers.relay import MAX_EVENT, EventTooLarge, SSERelay, needs_gateway
 
 
 def event(obj: object) -> bytes:
@@ -81,3 +83,34 @@ def test_an_event_that_never_ends_is_refused_not_kept() -> None:
     with pytest.raises(EventTooLarge):
         for _ in range(MAX_EVENT // (1 << 20) + 2):
             relay.feed(b"x" * (1 << 20))
+
+
+# The relay's check as one regex, before it became substring searches (slower, same answers)
+ONE_REGEX = re.compile(
+    rb'"(?:tool_calls|error|thinking_blocks)"|"usage"\s*:\s*\{|\[DONE\]|\n(?!\n|data: \{)'
+)
+PIECES = [
+    content("plain"),
+    content('a "quoted" word, "error" in text, [DONE] as text'),
+    event({"choices": [], "usage": {"prompt_tokens": 1}}),
+    b'data: {"usage" :\n {"x": 1}}\n\n',
+    b'data: {"usage"  :  null}\n\n',
+    event({"error": {"message": "boom"}}),
+    event({"choices": [{"delta": {"tool_calls": []}}]}),
+    event({"thinking_blocks": []}),
+    b"data: [DONE]\n\n",
+    b": keep-alive\n\n",
+    b"event: error\ndata: {}\n\n",
+    b'data: {"a": 1}\ndata: {"b": 2}\n\n',
+    b"\n",
+    b'"usage"',
+    b"{",
+]
+
+
+def test_the_check_answers_as_the_single_regex_did() -> None:
+    rng = random.Random(21)
+    for _ in range(3000):
+        data = b"".join(rng.choice(PIECES) for _ in range(rng.randint(1, 6)))
+        end = rng.choice([len(data), max(data.rfind(b"\n\n"), 0)])
+        assert needs_gateway(data, end) == (ONE_REGEX.search(data, 0, end) is not None), data
