@@ -59,8 +59,14 @@ class ChunkedDecoder:
             elif self._trailers:
                 self.done = not line
             else:
-                self._left = _size(line)
-                self._trailers = self._left == 0
+                size = _size(line)
+                stop = position + size
+                if size and buffer[stop : stop + 2] == b"\r\n":  # all here: one step, not three
+                    out.append(buffer[position:stop])
+                    position = stop + 2
+                    continue
+                self._left = size
+                self._trailers = size == 0
         self._buffer = buffer[position:] if position < end else b""
         return out
 

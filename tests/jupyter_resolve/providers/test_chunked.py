@@ -17,6 +17,14 @@ def test_whole_and_byte_by_byte_give_the_same_data() -> None:
     assert b"".join(pieces) == b"hello world!" and split.done
 
 
+def test_every_cut_into_two_reads_gives_the_same_data() -> None:
+    body = b"4\r\na\r\nb\r\n" + BODY  # a chunk whose data holds a CRLF of its own
+    for cut in range(len(body) + 1):
+        decoder = ChunkedDecoder()
+        pieces = decoder.feed(body[:cut]) + decoder.feed(body[cut:])
+        assert b"".join(pieces) == b"a\r\nbhello world!" and decoder.done, cut
+
+
 def test_nothing_after_the_last_chunk_is_data() -> None:
     decoder = ChunkedDecoder()
     assert b"".join(decoder.feed(b"2\r\nok\r\n0\r\n\r\nHTTP/1.1 200 OK")) == b"ok"
