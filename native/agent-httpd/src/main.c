@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "log.h"
 #include "server.h"
+#include "slice.h"
 
 static agent_cfg_t cfg; /* the token lives here, nowhere else */
 static int stop_pipe[2] = {-1, -1};
@@ -243,8 +244,9 @@ int main(int argc, char **argv) {
     }
     printf("{\"port\": %d}\n", bound);
     fflush(stdout);
-    log_line("listening on 127.0.0.1:%d (inference %s, tools %s)", bound, cfg.inference.host,
-              cfg.tools.host);
+    int sliced = slice_short(); /* the listener's thread; each run's thread asks again */
+    log_line("listening on 127.0.0.1:%d (inference %s, tools %s; short slices %s)", bound,
+             cfg.inference.host, cfg.tools.host, sliced == 0 ? "on" : "not available");
 
     server_opts_t so = {&cfg, o.port, o.max_runs, stop_pipe[0], o.head_timeout_s * 1000};
     server_run(&so, lfd);

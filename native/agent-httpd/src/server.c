@@ -22,6 +22,7 @@
 #include "io.h"
 #include "log.h"
 #include "route.h"
+#include "slice.h"
 
 #define LINGER_MS 2000         /* after an early answer, read what the client still sends */
 #define LINGER_MAX (64u << 20)
@@ -123,6 +124,7 @@ static void pend_drain(pend_t *p) {
 
 static void *thread_main(void *arg) {
     thread_job_t *t = arg;
+    slice_short(); /* a thread does not keep its creator's slice on every kernel */
     srv_t *s = t->s;
     int fd = t->job.fd;
     conn_serve(&t->job);

@@ -7,6 +7,7 @@
 
 #include "agent_base.h"
 #include "log.h"
+#include "slice.h"
 #include "sse.h"
 #include "utf8.h"
 
@@ -291,6 +292,7 @@ int stream_http_error(frames_t *f, hc_t *c, int timeout_s) {
 static int read_answer(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
     int eof = 0, mode = 0; /* 0: undecided, 1: SSE, 2: one JSON answer */
     size_t skip = 0;       /* a UTF-8 BOM to skip */
+    int started = 0;       /* the answer's first bytes are in: its first frame needs no wake-up */
     for (;;) {
         const char *d;
         size_t n;
@@ -302,6 +304,10 @@ static int read_answer(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeo
         if (r == 0) {
             eof = 1;
         } else {
+            if (!started) {
+                started = 1;
+                slice_default();
+            }
             partial = mode == 1 && st->sse.len && st->sse.data[st->sse.len - 1] != '\r' &&
                       !memchr(d, '\n', n) && !memchr(d, '\r', n);
             if (buf_append(&st->sse, d, n) != 0)
@@ -343,6 +349,7 @@ static int read_answer(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeo
 
 int stream_read(stream_t *st, frames_t *f, hc_t *c, run_t *run, int timeout_s) {
     int rc = read_answer(st, f, c, run, timeout_s);
+    slice_short(); /* for what comes next: tool calls, the next round's first token */
     if (frames_flush(f) != 0 && rc == AGENT_OK) rc = AGENT_CANCEL;
     return rc;
 }
