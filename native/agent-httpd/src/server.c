@@ -124,7 +124,7 @@ static void pend_drain(pend_t *p) {
 
 static void *thread_main(void *arg) {
     thread_job_t *t = arg;
-    slice_short(); /* a thread does not keep its creator's slice on every kernel */
+    slice_short(); /* inherited from the listener here (Linux 6.18); asked again all the same */
     srv_t *s = t->s;
     int fd = t->job.fd;
     conn_serve(&t->job);

@@ -5,8 +5,8 @@
 #define SLICE_NS 100000ULL /* 0.1 ms: the shortest a fair thread may ask for */
 
 /* Ask that the calling thread run in short slices (Linux 6.12+, EEVDF): woken by a frame
- * or a chunk, it then gets a core at once instead of when a busy task's slice ends (up to
- * about 3 ms on two cores). The runtime's threads do little work per wake-up, which is
+ * or a chunk, it then gets a core at once instead of when a busy task's slice ends (the
+ * default slice is 1.4 ms on two cores). The runtime's threads do little work per wake-up, which is
  * what short slices are for. Returns 0 when the kernel took it, -1 elsewhere (older
  * kernels, other systems); the runtime works the same either way. Needs no privilege. */
 int slice_short(void);
