@@ -234,6 +234,7 @@ int main(int argc, char **argv) {
     load_token(&o);
     raise_fd_limit();
     handle_signals();
+    int sliced = slice_short(); /* the listener's thread, before the port is announced */
 
     char err[256];
     int bound = 0;
@@ -244,7 +245,6 @@ int main(int argc, char **argv) {
     }
     printf("{\"port\": %d}\n", bound);
     fflush(stdout);
-    int sliced = slice_short(); /* the listener's thread; each run's thread asks again */
     log_line("listening on 127.0.0.1:%d (inference %s, tools %s; short slices %s)", bound,
              cfg.inference.host, cfg.tools.host, sliced == 0 ? "on" : "not available");
 
