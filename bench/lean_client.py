@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 HEAD_MAX = 64 * 1024
+CHUNK_MAX = 16 * 1024 * 1024  # one chunk of the answer: more is not the gateway's
 
 
 class HTTPStatusError(Exception):
@@ -31,8 +32,10 @@ async def stream_post(
 ) -> AsyncIterator[bytes]:
     """POST ``body`` to ``url`` and yield the response body as it arrives (chunked or not).
 
-    Raises :class:`HTTPStatusError` for a status other than 200, ``ValueError`` for a response
-    that is not HTTP, ``OSError``/``asyncio`` errors as they come."""
+    ``timeout`` bounds the connection, the head and every read after it. Raises
+    :class:`HTTPStatusError` for a status other than 200, ``ValueError`` for a response that is
+    not HTTP or not the chunked coding, ``TimeoutError`` and ``OSError``/``asyncio`` errors as
+    they come."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     target = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -54,7 +57,7 @@ async def stream_post(
             for name, _, value in (line.partition(":") for line in rest.split("\r\n"))
         }
         chunked = "chunked" in fields.get("transfer-encoding", "").lower()
-        pieces = _chunks(reader) if chunked else _until_closed(reader)
+        pieces = _chunks(reader, timeout) if chunked else _until_closed(reader, timeout)
         status = int(status_text[:3])
         if status != 200:
             text = b"".join([piece async for piece in pieces]).decode(errors="replace")
@@ -67,17 +70,24 @@ async def stream_post(
             await writer.wait_closed()
 
 
-async def _chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+async def _chunks(reader: asyncio.StreamReader, timeout: float) -> AsyncIterator[bytes]:
     while True:
-        size_line = await reader.readuntil(b"\r\n")
-        size = int(size_line.split(b";", 1)[0].strip() or b"x", 16)
+        size_line = await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)
+        digits = size_line.split(b";", 1)[0].strip()
+        if not digits or len(digits) > 8 or digits.strip(b"0123456789abcdefABCDEF"):
+            raise ValueError(f"not a chunk size: {size_line[:40]!r}")
+        size = int(digits, 16)
+        if size > CHUNK_MAX:
+            raise ValueError(f"a chunk of {size} bytes")
         if size == 0:
-            await reader.readuntil(b"\r\n")  # no trailers from the gateway
+            await asyncio.wait_for(reader.readuntil(b"\r\n"), timeout)  # no trailers come
             return
-        data = await reader.readexactly(size + 2)
+        data = await asyncio.wait_for(reader.readexactly(size + 2), timeout)
+        if not data.endswith(b"\r\n"):
+            raise ValueError("a chunk longer than its size")
         yield data[:-2]
 
 
-async def _until_closed(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    while piece := await reader.read(64 * 1024):
+async def _until_closed(reader: asyncio.StreamReader, timeout: float) -> AsyncIterator[bytes]:
+    while piece := await asyncio.wait_for(reader.read(64 * 1024), timeout):
         yield piece

@@ -63,6 +63,16 @@ async def test_a_refusal_raises_with_its_status_and_text() -> None:
     assert raised.value.status == 403
 
 
+@pytest.mark.parametrize(
+    "chunks", [b"-1\r\n", b"zz\r\n", b"1ffffffff\r\n", b"2\r\nabc\r\n0\r\n\r\n"]
+)
+async def test_a_broken_chunked_coding_is_an_error(chunks: bytes) -> None:
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
+    async with answering(answer) as (url, _):
+        with pytest.raises(ValueError):
+            await collect(url)
+
+
 async def test_an_answer_that_is_not_http_is_an_error() -> None:
     async with answering(b"SSH-2.0-OpenSSH\r\n\r\n") as (url, _):
         with pytest.raises(ValueError, match="not an HTTP response"):
