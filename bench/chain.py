@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from .core import BenchError, Context, Figure, Goal, median
+from .floor import bare_url, floor_first_event
 
 PROMPT = "Stream the long answer, please."
 
@@ -126,12 +127,19 @@ def chain_overhead(ctx: Context) -> list[Figure]:
 
     direct: list[Sample] = []
     chain: list[Sample] = []
+    floors: list[tuple[Sample, Sample]] = []
     timeout = httpx.Timeout(120.0, connect=10.0)
-    with httpx.Client(timeout=timeout) as straight, httpx.Client(timeout=timeout) as gateway:
+    bare = bare_url(server)
+    with (
+        httpx.Client(timeout=timeout) as straight,
+        httpx.Client(timeout=timeout) as gateway,
+        httpx.Client(timeout=timeout) as noop,
+    ):
         expected = ""
-        for i in range(runs + 1):  # round 0 is the warm-up of both sides
+        for i in range(runs + 1):  # round 0 is the warm-up of every side
             d = timed_stream(straight, direct_url, direct_body, openai_text)
             c = timed_stream(gateway, chain_url, chain_body, resolve_text, server.headers)
+            f = floor_first_event(noop, server, bare)
             if i == 0:
                 expected = "".join(openai_text(f) for f in frames(d.body))
                 if not expected.endswith(f"tok{fake.chunks - 1} "):
@@ -144,7 +152,9 @@ def chain_overhead(ctx: Context) -> list[Figure]:
             if i > 0:
                 direct.append(d)
                 chain.append(c)
+                floors.append(f)
 
+    jupyter_share = [(f.first_token_s - b.first_token_s) * 1e3 for f, b in floors]
     first_overhead = [
         (c.first_token_s - d.first_token_s) * 1e3 for d, c in zip(direct, chain, strict=True)
     ]
@@ -164,6 +174,24 @@ def chain_overhead(ctx: Context) -> list[Figure]:
             "x",
             Goal(1.10),
             note=f"median of {runs} paired ratios",
+        ),
+        Figure(
+            "floor_first_event_ms",
+            median([f.first_token_s * ms for f, _ in floors]),
+            "ms",
+            note="a no-op authenticated Jupyter stream on the same server (bench/floor.py)",
+        ),
+        Figure(
+            "bare_floor_first_event_ms",
+            median([b.first_token_s * ms for _, b in floors]),
+            "ms",
+            note="the same no-op on a bare tornado listener in the same process",
+        ),
+        Figure(
+            "floor_jupyter_share_ms",
+            median(jupyter_share),
+            "ms",
+            note="the two no-ops' paired difference: Jupyter's part of a request",
         ),
         Figure("direct_first_token_ms", median([d.first_token_s * ms for d in direct]), "ms"),
         Figure("chain_first_token_ms", median([c.first_token_s * ms for c in chain]), "ms"),

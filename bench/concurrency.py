@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 import httpx
 
 from .chain import frames
-from .core import BenchError, Context, Figure, Goal, median
+from .core import BenchError, Context, Figure, Goal, median, percentile
+from .floor import floor_bursts
 from .lean_client import HTTPStatusError, stream_post
 from .proc import cpu_seconds, status_kib
-from .tools import percentile
 
 if TYPE_CHECKING:
     from .servers import JupyterServer
@@ -191,6 +191,9 @@ def concurrency(ctx: Context) -> list[Figure]:
         figures.append(
             Figure(f"{p}_client_cpu_s", client_cpu, "s", note="the bench's, on the same cores")
         )
+        if "gateway" in cpu:
+            figures.append(Figure(f"{p}_gateway_cpu_per_chat_ms", cpu["gateway"] / n * 1e3, "ms"))
+        figures += floor_bursts(server, n)
     return figures
 
 

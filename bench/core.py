@@ -193,6 +193,11 @@ class Context:
             raise
 
 
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
 def median(values: Sequence[float]) -> float:
     if not values:
         raise BenchError("no samples")

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .core import percentile
 from .profiling import top
-from .tools import percentile
 
 START_PROFILE = (
     "import cProfile as _bench_cp\n_bench_profile = _bench_cp.Profile()\n_bench_profile.enable()"

@@ -202,6 +202,7 @@ class JupyterServer:
             "--ServerApp.port_retries=0",
             f"--ServerApp.root_dir={root}",
             "--ServerApp.jpserver_extensions=jupyter_resolve=True",
+            "--ServerApp.jpserver_extensions=bench.floor_extension=True",  # the floor's no-op
             *self.provider_args(),
             f"--Resolve.runtime_path={runtime_binary(self.repo)}",
             *self.extra_args,

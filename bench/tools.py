@@ -16,15 +16,10 @@ from typing import TYPE_CHECKING
 import httpx
 
 from .chain import frames
-from .core import BenchError, Context, Figure, Goal, median
+from .core import BenchError, Context, Figure, Goal, median, percentile
 
 if TYPE_CHECKING:
     from .servers import JupyterServer
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def calls(ctx: Context) -> int:
