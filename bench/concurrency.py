@@ -193,7 +193,7 @@ def concurrency(ctx: Context) -> list[Figure]:
         )
         if "gateway" in cpu:
             figures.append(Figure(f"{p}_gateway_cpu_per_chat_ms", cpu["gateway"] / n * 1e3, "ms"))
-        figures += floor_bursts(server, n)
+        figures += floor_bursts(server, n, one_chat)
     return figures
 
 

@@ -7,9 +7,11 @@ inference request meets at least). Issue 21's goals for the first token and for 
 read against these: a chat is one such public request, one such bare request (the runtime's
 call for inference) and our work between them.
 
-- :func:`floor_first_event` times the no-op's first event beside a chain sample.
+- :func:`floor_url` and :func:`bare_url` are the two no-ops; the chain times them beside its
+  samples (``bench/chain.py``).
 - :func:`floor_bursts` sends the same burst of N to the no-op, to the bare no-op, and as pairs
-  (the no-op, then the bare one: the two requests of a chat with none of our work).
+  (the no-op, then the bare one: the two requests of a chat with none of our work), with the
+  client the chats' burst used (``bench/concurrency.py`` hands it in).
 """
 
 from __future__ import annotations
@@ -17,17 +19,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
-from .core import BenchError, Figure, percentile
+from .core import BenchError, Figure, Goal, percentile
 from .proc import cpu_seconds
 
 if TYPE_CHECKING:
-    from .chain import Sample
-    from .concurrency import Chat
     from .servers import JupyterServer
+
+
+class Outcome(Protocol):
+    """What one streamed request came to: its first event's time from the burst's start."""
+
+    first_s: float | None
+    error: str
+
+
+OneStream = Callable[[str, dict[str, str], float], Awaitable[Outcome]]
 
 FLOOR_PATH = "/resolve-bench/floor"
 
@@ -47,41 +57,26 @@ def bare_url(server: JupyterServer) -> str:
     return f"http://127.0.0.1:{int(response.json()['bare_port'])}/floor"
 
 
-def floor_first_event(
-    client: httpx.Client, server: JupyterServer, bare: str
-) -> tuple[Sample, Sample]:
-    """One timed no-op stream on each floor (the caller pairs them with a straight stream)."""
-    from .chain import resolve_text, timed_stream
-
-    body = {"messages": [{"role": "user", "content": "hi"}]}
-    floor = timed_stream(client, floor_url(server), body, resolve_text, server.headers)
-    return floor, timed_stream(client, bare, body, resolve_text)
-
-
-async def _pair(floor: str, headers: dict[str, str], bare: str, start: float) -> Chat:
-    """The two requests every chat is, one after the other: the Jupyter no-op, then the bare."""
-    from .concurrency import one_chat
-
-    first = await one_chat(floor, headers, start)
-    return first if first.error else await one_chat(bare, {}, start)
-
-
-async def _burst(n: int, one: Callable[[float], Awaitable[Chat]]) -> list[Chat]:
+async def _burst(n: int, one: Callable[[float], Awaitable[Outcome]]) -> list[Outcome]:
     start = time.perf_counter()
     return list(await asyncio.gather(*(one(start) for _ in range(n))))
 
 
-def floor_bursts(server: JupyterServer, n: int) -> list[Figure]:
-    """Bursts of ``n`` no-op streams: at the Jupyter floor, at the bare floor, and of pairs
-    (each chat the Jupyter no-op then the bare one: the two requests a chat makes of the
-    gateway's event loop, the browser's and the runtime's, with none of our work)."""
-    from .concurrency import one_chat
-
+def floor_bursts(server: JupyterServer, n: int, stream: OneStream) -> list[Figure]:
+    """Bursts of ``n`` no-op streams, each request made with ``stream``: at the Jupyter floor,
+    at the bare floor, and of pairs (each the Jupyter no-op then the bare one: the two requests
+    a chat makes of the gateway's event loop, the client's and the runtime's, with none of our
+    work). A failed request is counted in ``<name>_concurrent_<n>_errors``, as a chat is."""
     floor, bare, headers = floor_url(server), bare_url(server), server.headers
-    bursts: dict[str, Callable[[float], Awaitable[Chat]]] = {
-        "floor": lambda start: one_chat(floor, headers, start),
-        "bare_floor": lambda start: one_chat(bare, {}, start),
-        "pair_floor": lambda start: _pair(floor, headers, bare, start),
+
+    async def pair(start: float) -> Outcome:
+        first = await stream(floor, headers, start)
+        return first if first.error else await stream(bare, {}, start)
+
+    bursts: dict[str, Callable[[float], Awaitable[Outcome]]] = {
+        "floor": lambda start: stream(floor, headers, start),
+        "bare_floor": lambda start: stream(bare, {}, start),
+        "pair_floor": pair,
     }
     figures: list[Figure] = []
     for name, one in bursts.items():
@@ -89,10 +84,12 @@ def floor_bursts(server: JupyterServer, n: int) -> list[Figure]:
         chats = asyncio.run(_burst(n, one))
         cpu = cpu_seconds(server.pid) - cpu
         errors = [c.error for c in chats if c.error]
-        if errors:
-            raise BenchError(f"{name}: {len(errors)} of {n} no-op streams failed: {errors[0]}")
-        firsts = [c.first_s * 1e3 for c in chats if c.first_s is not None]
         p = f"{name}_concurrent_{n}"
+        note = errors[0][:200] if errors else ""
+        figures.append(Figure(f"{p}_errors", len(errors), "", Goal(0), note=note))
+        firsts = [c.first_s * 1e3 for c in chats if not c.error and c.first_s is not None]
+        if not firsts:
+            continue
         figures += [
             Figure(f"{p}_first_event_p50_ms", percentile(firsts, 0.5), "ms"),
             Figure(f"{p}_first_event_p99_ms", percentile(firsts, 0.99), "ms"),
