@@ -7,6 +7,7 @@ enables it pays nothing for them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 from pathlib import Path
@@ -80,6 +81,11 @@ class ResolveExtension(ExtensionApp):
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         self.export_kernel_env()  # the port is final once the server listens
         await self.gateway.start()
+        if self.gateway.config.freeze_startup_objects:
+            from .startup_gc import freeze_startup_objects
+
+            # the next turn of the loop: after the other extensions' start hooks of this turn
+            asyncio.get_running_loop().call_soon(freeze_startup_objects, self.log)
 
     async def stop_extension(self) -> None:
         if os.environ.get(TOKEN_ENV) == self.kernel_token:

@@ -36,6 +36,8 @@ def jp_server_config(resolve_config: dict[str, Any]) -> dict[str, Any]:
         "Resolve": {
             "runtime_path": runtime_binary(),
             "runtime_health_interval": 0.5,
+            # the server runs in the test process: gc.freeze would keep every test's garbage
+            "freeze_startup_objects": False,
             **resolve_config,
         },
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -30,7 +31,14 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def jupyter_server(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+def server_args() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def jupyter_server(
+    tmp_path: Path, server_args: list[str]
+) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
     port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
     root = tmp_path / "root"
@@ -51,6 +59,7 @@ def jupyter_server(tmp_path: Path) -> Iterator[tuple[str, str, subprocess.Popen[
             f"--IdentityProvider.token={token}",
             f"--ServerApp.root_dir={root}",
             f"--Resolve.runtime_path={runtime_binary()}",
+            *server_args,
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -106,3 +115,41 @@ def test_curl_streams_a_scripted_answer_and_runtime_stops_with_server(
         time.sleep(0.1)
     status = Path(f"/proc/{pid}/status")
     assert not status.exists() or "zombie" in status.read_text()
+
+
+FROZEN = re.compile(r"the (\d+) objects of the server's start are out of the garbage collector")
+
+
+def _frozen(log: Path, wait: float) -> int | None:
+    """The count in the server's freeze line, waiting up to ``wait`` seconds for it."""
+    deadline = time.monotonic() + wait
+    while True:
+        match = FROZEN.search(log.read_text(errors="replace"))
+        if match or time.monotonic() > deadline:
+            return int(match.group(1)) if match else None
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_the_servers_start_is_kept_out_of_full_collections(
+    jupyter_server: tuple[str, str, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    base, token, _ = jupyter_server
+    frozen = _frozen(tmp_path / "server.log", wait=30)
+    assert frozen is not None and frozen > 10_000  # jupyter_server and ours, at the least
+    out = curl("-H", f"Authorization: token {token}", f"{base}/resolve/api/health")
+    assert json.loads(out)["ok"] is True  # and the server goes on serving
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+@pytest.mark.parametrize("server_args", [["--Resolve.freeze_startup_objects=False"]])
+def test_freezing_the_start_can_be_turned_off(
+    jupyter_server: tuple[str, str, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    base, token, _ = jupyter_server
+    deadline = time.monotonic() + 30
+    while "agent-httpd" not in (tmp_path / "server.log").read_text(errors="replace"):
+        assert time.monotonic() < deadline, "the runtime did not start"
+        time.sleep(0.1)
+    curl("-H", f"Authorization: token {token}", f"{base}/resolve/api/health")
+    assert _frozen(tmp_path / "server.log", wait=2) is None
