@@ -5,7 +5,9 @@ once it has started: modules, classes, schemas, settings. They live as long as t
 every full collection walks them all, a pause of the event loop of about 0.13 s on a 2-core VM,
 in the middle of whatever streams then (a burst of chats saw it as a 130 ms jump of its median
 first token). Collected once and frozen (``gc.freeze``), they are left out of later
-collections, which then look only at what came after. ``c.Resolve.freeze_startup_objects``.
+collections, which then look only at what came after. Reference counting still frees a frozen
+object; only a reference cycle among them dropped later stays in memory.
+``c.Resolve.freeze_startup_objects``.
 """
 
 from __future__ import annotations
