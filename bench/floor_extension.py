@@ -46,7 +46,7 @@ class FloorHandler(APIHandler):
         self.set_header("Cache-Control", "no-cache")
         self.write(FIRST)
         await self.flush()
-        self.finish(LAST)
+        self.finish(LAST, set_content_type="text/event-stream")  # APIHandler's default: JSON
 
     @web.authenticated
     @authorized("read")
