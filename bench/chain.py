@@ -129,7 +129,7 @@ def chain_overhead(ctx: Context) -> list[Figure]:
     chain: list[Sample] = []
     floors: list[tuple[Sample, Sample]] = []
     timeout = httpx.Timeout(120.0, connect=10.0)
-    bare = bare_url(server)
+    floor, bare = floor_url(server), bare_url(server)
     with (
         httpx.Client(timeout=timeout) as straight,
         httpx.Client(timeout=timeout) as gateway,
@@ -139,8 +139,8 @@ def chain_overhead(ctx: Context) -> list[Figure]:
         for i in range(runs + 1):  # round 0 is the warm-up of every side
             d = timed_stream(straight, direct_url, direct_body, openai_text)
             c = timed_stream(gateway, chain_url, chain_body, resolve_text, server.headers)
-            f = (  # the floor under it: the no-op through Jupyter, and on bare tornado
-                timed_stream(noop, floor_url(server), chain_body, resolve_text, server.headers),
+            noops = (  # the floor under it: the no-op through Jupyter, and on bare tornado
+                timed_stream(noop, floor, chain_body, resolve_text, server.headers),
                 timed_stream(noop, bare, chain_body, resolve_text),
             )
             if i == 0:
@@ -155,7 +155,7 @@ def chain_overhead(ctx: Context) -> list[Figure]:
             if i > 0:
                 direct.append(d)
                 chain.append(c)
-                floors.append(f)
+                floors.append(noops)
 
     jupyter_share = [(f.first_token_s - b.first_token_s) * 1e3 for f, b in floors]
     first_overhead = [

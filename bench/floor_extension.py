@@ -55,7 +55,10 @@ class FloorHandler(APIHandler):
 
 
 class BareFloorHandler(web.RequestHandler):
-    """``POST /floor`` on the bare listener: the same answer, with no Jupyter at all."""
+    """``POST /floor`` on the bare listener: the same answer, with no Jupyter at all.
+
+    No authentication on purpose: it stands for tornado's own cost of a request, in the bench's
+    servers only, on loopback, and answers a constant (nothing to read, nothing to run)."""
 
     async def post(self) -> None:
         self.set_header("Content-Type", "text/event-stream")

@@ -55,7 +55,10 @@ async def test_the_bare_twin_answers_the_same_without_jupyter(server: Server) ->
 async def test_the_noop_needs_the_token(server: Server) -> None:
     async with server.client() as client:
         response = await client.post("/resolve-bench/floor", json={})
+        port_answer = await client.get("/resolve-bench/floor")  # no XSRF check on a GET
     assert response.status_code == 403
+    assert port_answer.status_code == 403
+    assert "bare_port" not in port_answer.text
 
 
 @pytest.mark.parametrize("authorizer", [NoExecute])
