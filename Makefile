@@ -35,7 +35,7 @@ CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
 CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
 CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
 
-.PHONY: setup labextension lab test test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
+.PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
 
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
@@ -45,7 +45,7 @@ $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -n
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[test,lab]'
+	$(PIP) install -q -e '.[test,lab,docs]'
 	$(MAKE) -C native
 	@touch $(STAMP)
 
@@ -85,7 +85,7 @@ $(LABEXT_OUT): $(LABEXT_SRC)
 lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
 
-test: setup lint test-native fuzz-smoke check test-python test-panel test-browser
+test: setup lint test-native fuzz-smoke check test-python test-panel test-browser docs
 
 test-native:
 	$(MAKE) -C native test
@@ -123,7 +123,11 @@ test-browser: setup
 bench: setup
 	$(PY) -m bench
 
+# The documentation site (Sphinx, MyST, the PyData theme), warnings as errors; offline.
+docs: setup
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 clean:
 	$(MAKE) -C native clean
 	rm -rf $(VENV) jupyter_resolve/bin jupyter_resolve/labextension .resolve \
-		labextension/lib labextension/build labextension/tsconfig.tsbuildinfo
+		labextension/lib labextension/build labextension/tsconfig.tsbuildinfo docs/_build

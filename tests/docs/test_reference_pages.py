@@ -1,0 +1,66 @@
+"""The hand-written reference pages name what the code serves: every public route, every event
+type, every built-in tool. A route, event or tool added without its documentation fails here."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from jupyter_resolve.contracts.bodies import EVENT_TYPES
+from jupyter_resolve.handlers import api, facade, facade_base
+from jupyter_resolve.handlers.lazy import LAZY_ROUTES
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+
+def template(pattern: str) -> str:
+    """A tornado route pattern as the docs write it, every argument as ``{}``."""
+    path = re.sub(r"\(\?P<\w+>[^)]*\)", "{}", pattern)
+    return path.replace("\\.", ".")
+
+
+def documented_paths(text: str) -> set[str]:
+    """Every ``/resolve/...`` path in ``text``, arguments as ``{}``, queries left off."""
+    paths = re.findall(r"(?:<base_url>|\s|`)(/?resolve/[A-Za-z0-9_./{}<>-]*)", text)
+    found = set()
+    for path in paths:
+        path = "/" + path.lstrip("/")
+        found.add(re.sub(r"\{[^}]*\}", "{}", path).rstrip("."))
+    return found
+
+
+def public_routes() -> list[str]:
+    catch_all = {pattern for pattern, _ in facade_base.catch_all}
+    patterns = [p for p, _ in [*api.routes, *facade.routes] if p not in catch_all]
+    patterns += [p for routes in LAZY_ROUTES.values() for p, _ in routes]
+    return sorted({template(p) for p in patterns})
+
+
+@pytest.mark.parametrize("route", public_routes())
+def test_every_public_route_is_in_the_api_reference(route: str) -> None:
+    text = (DOCS / "reference/api.md").read_text()
+    assert route in documented_paths(text), f"{route} is not in docs/reference/api.md"
+
+
+@pytest.mark.parametrize("event_type", [*EVENT_TYPES, "task.started", "task.completed"])
+def test_every_event_type_is_in_the_events_reference(event_type: str) -> None:
+    text = (DOCS / "reference/events.md").read_text()
+    assert f"`{event_type}`" in text
+
+
+def test_every_builtin_tool_is_in_the_tools_page() -> None:
+    schemas = json.loads((ROOT / "kernel_tools/builtin-tools.json").read_text())
+    tools = schemas if isinstance(schemas, list) else schemas["tools"]
+    text = (DOCS / "user-guide/tools.md").read_text()
+    missing = [tool["name"] for tool in tools if f"`{tool['name']}`" not in text]
+    assert not missing, f"docs/user-guide/tools.md does not name {missing}"
+
+
+def test_the_route_reader_sees_arguments_and_prefixes() -> None:
+    assert template(r"/resolve/api/runs/(?P<run_id>[^/]+)/events") == "/resolve/api/runs/{}/events"
+    text = "`GET /resolve/api/runs/{id}/events` and `<base_url>resolve/peer/a2a`."
+    assert documented_paths(text) == {"/resolve/api/runs/{}/events", "/resolve/peer/a2a"}
