@@ -6,21 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+# re-exported: the tests import them from here; the launcher owns them (the bench imports it)
+from tests.launcher import REPO as REPO
+from tests.launcher import runtime_binary as runtime_binary
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def runtime_binary() -> str:
-    """The native build (the freshest: `make -C native` rebuilds it), else the packaged one."""
-    built = REPO / "native" / "build" / "agent-httpd"
-    return str(built if built.exists() else REPO / "jupyter_resolve" / "bin" / "agent-httpd")
 
 
 @pytest.fixture

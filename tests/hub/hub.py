@@ -16,7 +16,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import REPO, SSE, parse_sse_block, runtime_binary
+from tests.launcher import free_port
 
 VENV_BIN = Path(sys.executable).parent
 PASSWORD = "resolve-hub-test"
@@ -44,13 +44,6 @@ def find_proxy() -> str | None:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return shutil.which("configurable-http-proxy")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def hub_config(workdir: Path, proxy: str, *, token: str, ports: tuple[int, int, int]) -> str:

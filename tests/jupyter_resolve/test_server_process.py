@@ -6,28 +6,17 @@ Also checks the runtime's lifecycle: started with the server, stopped with it.
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import runtime_binary
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.launcher import JupyterServer
 
 
 @pytest.fixture
@@ -39,45 +28,10 @@ def server_args() -> list[str]:
 def jupyter_server(
     tmp_path: Path, server_args: list[str]
 ) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
-    port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    root = tmp_path / "root"
-    root.mkdir()
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}}})
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter_server",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--Resolve.runtime_path={runtime_binary()}",
-            *server_args,
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "server.log", "wb"),
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            time.sleep(0.2)
-    yield base, token, proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(20)
+    env = {"HOME": str(tmp_path)}
+    with JupyterServer(tmp_path, argv=server_args, env=env) as server:
+        assert server.proc is not None
+        yield server.url, server.token, server.proc
 
 
 def curl(*args: str) -> str:

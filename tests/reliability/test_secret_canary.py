@@ -99,15 +99,6 @@ with open({dest!r}, 'w') as out:
 """
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _resolve_token_of(kernel_dump: dict[str, Any], connection_file: str) -> str:
     for entry in kernel_dump["pids"].values():
         if connection_file in entry["cmdline"]:
@@ -122,73 +113,39 @@ def test_sandboxed_agent_code_cannot_read_secrets_through_proc(tmp_path: Path) -
     initial environment, its token in jpserver-<pid>.json under a server root that is also the
     home, a user kernel holding JUPYTER_RESOLVE_TOKEN, and agent-httpd. The same scan finds all
     of them from outside (the same-user limit) and none from sandboxed agent code."""
-    import os
     import secrets
-    import signal
     import subprocess
     import sys
-    import time
 
     import httpx
 
     from jupyter_resolve.scratch.sandbox import bwrap_available
-    from tests.conftest import runtime_binary
+    from tests.launcher import JupyterServer
 
     if not bwrap_available():
         pytest.skip("bubblewrap cannot create namespaces on this machine")
     provider_key, jupyter_token = f"sk-canary-{secrets.token_hex(8)}", secrets.token_hex(24)
-    root, config = (
-        tmp_path / "root",
-        tmp_path / "config",
-    )  # root is the home, as for `jupyter lab` in ~
-    root.mkdir()
-    config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}}})
-    )
+    root = tmp_path / "root"  # root is the home, as for `jupyter lab` in ~
     runtime_dir = root / ".local" / "share" / "jupyter" / "runtime"
     tops = [str(root), str(runtime_dir)]
     script_file = tmp_path / "script.jsonl"
     code = SCAN.format(tops=tops, dest="scan.json")  # relative: the scratch kernel's work/
     turns = [{"content": "", "tool_calls": [{"name": "python", "arguments": {"code": code}}]}]
     script_file.write_text("".join(json.dumps(t) + "\n" for t in [*turns, {"content": "done"}]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "CANARY"))}
-    env.update(
-        HOME=str(root),
-        JUPYTER_CONFIG_DIR=str(config),
-        JUPYTER_TOKEN=jupyter_token,  # in the server's initial environment
-        CANARY_PROVIDER_KEY=provider_key,  # likewise, though the gateway pops it from os.environ
+    server = JupyterServer(
+        tmp_path,
+        token=jupyter_token,
+        token_in_env=True,  # in the server's initial environment
+        argv=[f"--Resolve.script={script_file}", "--Resolve.api_key_env=CANARY_PROVIDER_KEY"],
+        # the provider key likewise, though the gateway pops it from os.environ
+        env={"HOME": str(root), "CANARY_PROVIDER_KEY": provider_key},
+        drop_env=("JUPYTER", "CANARY"),
+        ready="health",
+        stop_timeout=30,
     )
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = tmp_path / "server.log"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            *("-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={port}"),
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.root_dir={root}",
-            f"--Resolve.runtime_path={runtime_binary()}",
-            f"--Resolve.script={script_file}",
-            "--Resolve.api_key_env=CANARY_PROVIDER_KEY",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    headers = {"Authorization": f"token {jupyter_token}"}
-    try:
-        with httpx.Client(base_url=base, headers=headers, timeout=60, trust_env=False) as http:
-            deadline = time.monotonic() + 60
-            while True:
-                assert proc.poll() is None, log.read_text()
-                try:
-                    if http.get("/resolve/api/health").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
+    with server:  # a real `jupyter server`, ready when its health route answers
+        options: dict[str, Any] = {"timeout": 60, "trust_env": False}
+        with httpx.Client(base_url=server.url, headers=server.headers, **options) as http:
             health = http.get("/resolve/api/health").json()
             assert health["sandbox"] == {"kind": "bwrap", "label": "sandboxed"}  # the default
             runtime_pid = str(health["runtime"]["pid"])
@@ -236,11 +193,3 @@ def test_sandboxed_agent_code_cannot_read_secrets_through_proc(tmp_path: Path) -
                 ), (pid, entry["cmdline"])
             assert not any("jpserver-" in path or "kernel-" in path for path in scan["files"])
             http.delete(f"/api/kernels/{kernel_id}")
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.launcher import free_port
 
 REPO = Path(__file__).parents[3]
 LITELLM = Path(os.environ.get("VENV", REPO / ".venv")) / "litellm" / "bin" / "litellm"
@@ -55,13 +56,6 @@ litellm_settings:
 general_settings:
   master_key: {MASTER_KEY}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="session")

@@ -6,11 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +14,7 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import runtime_binary
-from tests.jupyter_resolve.test_server_process import free_port
-
-# Other server extensions installed here only slow the start down.
-QUIET = {name: False for name in ("jupyterlab", "jupyter_lsp", "notebook_shim", "nbclassic")}
+from tests.launcher import QUIET_EXTENSIONS, JupyterServer
 
 
 @dataclass
@@ -65,59 +57,20 @@ class RunningServer:
 
 @contextlib.contextmanager
 def running_server(tmp_path: Path, *args: str, base_url: str = "/") -> Iterator[RunningServer]:
-    port, token = free_port(), secrets.token_hex(16)
-    home, root, config = tmp_path / "home", tmp_path / "root", tmp_path / "config"
-    for folder in (home, root, config):
-        folder.mkdir(parents=True, exist_ok=True)
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_resolve": True, **QUIET}}})
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_RESOLVE_")}
-    env.update(
-        JUPYTER_CONFIG_DIR=str(config),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-        HOME=str(home),
-    )
-    log = tmp_path / "server.log"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter_server",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.base_url={base_url}",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--Resolve.runtime_path={runtime_binary()}",
-            *args,
-        ],
+    home, runtime_dir = tmp_path / "home", tmp_path / "runtime"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {"JUPYTER_RUNTIME_DIR": str(runtime_dir), "HOME": str(home)}
+    with JupyterServer(
+        tmp_path,
+        base_url=base_url,
+        extensions=QUIET_EXTENSIONS,
+        argv=args,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(log, "wb"),
-    )
-    prefix = "/" + base_url.strip("/")
-    url = f"http://127.0.0.1:{port}{prefix.rstrip('/')}/"
-    server = RunningServer(url, token, root, home, tmp_path / "runtime", proc, log)
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if server.get("resolve/api/health").status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.2)
-    try:
-        yield server
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        drop_env=("JUPYTER_RESOLVE_",),
+        ready="health",
+    ) as server:
+        assert server.proc is not None
+        url = server.url + "/"
+        yield RunningServer(
+            url, server.token, server.root, home, runtime_dir, server.proc, server.log_path
+        )

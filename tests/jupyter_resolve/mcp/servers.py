@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -23,13 +22,6 @@ def installed(path: Path) -> str:
     if not path.exists():
         pytest.fail(f"{path} is missing: `make setup` installs it")
     return str(path)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def children(marker: str) -> list[int]:

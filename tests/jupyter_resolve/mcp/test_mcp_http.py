@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import Server
+from tests.launcher import free_port
 
-from .servers import EVERYTHING, free_port, installed
+from .servers import EVERYTHING, installed
 from .test_mcp_client import ask
 
 HEADER_SECRET = "canary-mcp-header-51d0"

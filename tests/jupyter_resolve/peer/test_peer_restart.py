@@ -5,13 +5,6 @@ root."""
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,68 +12,22 @@ from pathlib import Path
 import httpx
 
 from jupyter_resolve.peer.signing import signed_headers
-from tests.conftest import runtime_binary
+from tests.launcher import JupyterServer, free_port
 
 SECRET = "restart-shared-secret-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
 def jupyter_server(tmp_path: Path, name: str, port: int) -> Iterator[str]:
     """A server process on ``tmp_path/root`` with one peer; yields its base URL."""
-    token = secrets.token_hex(16)
-    config = tmp_path / "config"
-    config.mkdir(exist_ok=True)
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps(
-            {
-                "ServerApp": {"jpserver_extensions": {"jupyter_resolve": True}},
-                "Resolve": {"peer_secrets": {"alpha": SECRET}},
-            }
-        )
-    )
-    root = tmp_path / "root"
-    root.mkdir(exist_ok=True)
-    log = tmp_path / f"{name}.log"
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "HOME": str(tmp_path)}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter_server",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--Resolve.runtime_path={runtime_binary()}",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(20)
+    with JupyterServer(
+        tmp_path,
+        port=port,
+        config={"Resolve": {"peer_secrets": {"alpha": SECRET}}},
+        env={"HOME": str(tmp_path)},
+        log=tmp_path / f"{name}.log",
+    ) as server:
+        yield server.url
 
 
 def post(url: str, raw: bytes, headers: dict[str, str]) -> httpx.Response:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from tests.fakes import openai_server as fake_openai
 from tests.fakes import streams
 from tests.fakes._server import Part, Reply
 from tests.fakes.openai_server import FakeOpenAI, chunk, error, sse, stream
+from tests.launcher import free_port
 
 KEY = "sk-test-secret-key-123456"
 BODY: dict[str, Any] = {
@@ -216,10 +216,7 @@ async def test_hang_times_out() -> None:
 
 
 async def test_connection_refused() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     err = await failure(OpenAIProvider(url, KEY, "m", timeout=2.0))
     assert err.code == "provider_unreachable" and err.status == 502
     assert url in err.message
