@@ -259,7 +259,7 @@ class Resolve(ModelSettings, Configurable):
 
     @validate("peer_secrets")
     def _check_peer_secrets(self, proposal: dict[str, Any]) -> dict[str, str]:
-        from .peer.limits import id_problem  # pydantic, only when set
+        from .contracts.ids import id_problem  # pydantic, only when set
 
         value = dict(proposal["value"])
         for peer, secret in value.items():
@@ -273,7 +273,7 @@ class Resolve(ModelSettings, Configurable):
 
     @validate("peer_tools")
     def _check_peer_tools(self, proposal: dict[str, Any]) -> dict[str, list[str]]:
-        from .peer.limits import id_problem  # pydantic, only when set
+        from .contracts.ids import id_problem  # pydantic, only when set
 
         value = dict(proposal["value"])
         for peer, tools in value.items():
@@ -286,7 +286,7 @@ class Resolve(ModelSettings, Configurable):
 
     @validate("mcp_servers")
     def _check_mcp_servers(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        from .mcp.config import parse_servers
+        from .contracts.mcp_servers import parse_servers
 
         value = dict(proposal["value"])
         parse_servers(value)  # a ValueError names the server and field, never a value

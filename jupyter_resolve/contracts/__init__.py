@@ -6,7 +6,8 @@ imports to keep it so): request bodies and event models (``bodies``), the runtim
 drift (``drift``), approval policy (``policy``), tool discipline (``discipline``), budgets
 (``budget``), the run manifest (``run_manifest``), OpenAI completion shaping (``completions``),
 SSE writing and reading (``sse``), the error tree (``errors``), ids (``ids``), JSON with a
-nesting limit (``safejson``) and path arguments (``pathargs``).
+nesting limit (``safejson``), path arguments (``pathargs``) and the MCP servers of the
+configuration (``mcp_servers``, which ``config.py`` validates with).
 
 This module imports nothing, so the magics can use a contract without loading the gateway.
 """

@@ -8,7 +8,7 @@ workspace, a run's log), so the first character is never a dot: ``.`` and ``..``
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import StringConstraints
 
@@ -23,6 +23,21 @@ Id = Annotated[str, StringConstraints(pattern=rf"^{ID_PATTERN}$")]
 
 def is_id(value: object) -> bool:
     return isinstance(value, str) and _ID.match(value) is not None
+
+
+def id_problem(what: str, value: Any) -> str | None:
+    """None for a good id, else a message naming ``what`` and the rule (never the whole value:
+    it may be huge)."""
+    if is_id(value):
+        return None
+    if isinstance(value, str):
+        shown = repr(value[:32]) + ("…" if len(value) > 32 else "")
+    else:
+        shown = f"a {type(value).__name__}"
+    return (
+        f"{what} must match {ID_PATTERN} (a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -), "
+        f"not {shown}"
+    )
 
 
 def check_id(field: str, value: str) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..config import Resolve
 from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.mcp_servers import effect_of, parse_servers, redact, split_name, tool_name
 from ..tools.catalog import ToolSchema
-from .config import effect_of, parse_servers, redact, split_name, tool_name
 from .connections import McpConnection, McpUnavailable, connections
 from .results import map_result
 

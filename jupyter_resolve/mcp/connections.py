@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .._version import __version__
-from .config import HttpServer, ServerSpec, StdioServer, redact
+from ..contracts.mcp_servers import HttpServer, ServerSpec, StdioServer, redact
 
 if TYPE_CHECKING:
     from mcp import Client

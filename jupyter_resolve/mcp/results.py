@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..contracts.bodies import ToolResult
-from .config import redact
+from ..contracts.mcp_servers import redact
 
 SHOWN_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
 

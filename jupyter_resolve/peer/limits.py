@@ -8,24 +8,9 @@ from typing import Any
 
 from ..contracts import safejson
 from ..contracts.errors import JsonBodyError, TooDeep
-from ..contracts.ids import ID_PATTERN, is_id
+from ..contracts.ids import ID_PATTERN, id_problem, is_id
 
 __all__ = ["ID_PATTERN", "JsonBodyError", "id_problem", "is_id", "loads"]
-
-
-def id_problem(what: str, value: Any) -> str | None:
-    """None for a good id, else a message naming ``what`` and the rule (never the whole value:
-    it may be huge)."""
-    if is_id(value):
-        return None
-    if isinstance(value, str):
-        shown = repr(value[:32]) + ("…" if len(value) > 32 else "")
-    else:
-        shown = f"a {type(value).__name__}"
-    return (
-        f"{what} must match {ID_PATTERN} (a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -), "
-        f"not {shown}"
-    )
 
 
 def loads(raw: bytes | str) -> Any:

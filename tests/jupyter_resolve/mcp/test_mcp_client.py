@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_resolve.mcp.config import WITHHELD
+from jupyter_resolve.contracts.mcp_servers import WITHHELD
 from tests.conftest import Server, Stream
 from tests.scripting import call, script
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_resolve.contracts.drift import mcp_drift
-from jupyter_resolve.mcp.catalog import tool_schema
-from jupyter_resolve.mcp.config import (
+from jupyter_resolve.contracts.mcp_servers import (
     WITHHELD,
     HttpServer,
     StdioServer,
@@ -17,6 +16,7 @@ from jupyter_resolve.mcp.config import (
     split_name,
     tool_name,
 )
+from jupyter_resolve.mcp.catalog import tool_schema
 from jupyter_resolve.mcp.results import map_result
 from jupyter_resolve.providers.wire_names import request_to_wire, wire_name
 
