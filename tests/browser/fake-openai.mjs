@@ -6,9 +6,10 @@ import { createServer } from 'node:http';
 
 /**
  * Start the fake. `reply(body, n)` answers request `n` (0-based) with `{content?, tool_calls?:
- * [{name, arguments}], usage?}` (`usage` replaces the default usage chunk, e.g. with cache
- * counts). `GET /v1/models` lists `models` (ids), or answers 500 while `fake.failModels` is
- * set. Returns {baseUrl, requests, failModels, close()}; `requests` holds the parsed bodies.
+ * [{name, arguments}], usage?, gap_ms?}` (`usage` replaces the default usage chunk, e.g. with
+ * cache counts; `gap_ms` spaces the text's pieces that far apart, as a real model streams).
+ * `GET /v1/models` lists `models` (ids), or answers 500 while `fake.failModels` is set.
+ * Returns {baseUrl, requests, failModels, close()}; `requests` holds the parsed bodies.
  */
 export async function startFakeOpenAI(reply, { models = [] } = {}) {
   const requests = [];
@@ -17,7 +18,7 @@ export async function startFakeOpenAI(reply, { models = [] } = {}) {
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', d => (raw += d));
-    req.on('end', () => {
+    req.on('end', async () => {
       if (req.method === 'GET' && req.url.endsWith('/models')) {
         const [status, body] = fake.failModels
           ? [500, { error: { message: 'the model list is down', type: 'server_error' } }]
@@ -45,7 +46,10 @@ export async function startFakeOpenAI(reply, { models = [] } = {}) {
         })}\n\n`;
       res.write(chunk({ role: 'assistant', content: '' }));
       if (turn.content) {
-        for (const piece of turn.content.match(/[\s\S]{1,16}/g)) res.write(chunk({ content: piece }));
+        for (const piece of turn.content.match(/[\s\S]{1,16}/g)) {
+          if (turn.gap_ms) await new Promise(ok => setTimeout(ok, turn.gap_ms));
+          res.write(chunk({ content: piece }));
+        }
       }
       (turn.tool_calls ?? []).forEach((call, index) => {
         const id = `call_fake_${++calls}`;

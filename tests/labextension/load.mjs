@@ -14,3 +14,4 @@ export const diff = require(built + 'diff.js');
 export const proposal = require(built + 'proposal.js');
 export const transcript = require(built + 'transcript.js');
 export const status = require(built + 'status.js');
+export const throttle = require(built + 'throttle.js');

@@ -1,31 +1,54 @@
 /** Markdown and MIME output, rendered through JupyterLab's rendermime with its sanitizer. */
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import * as React from 'react';
+import { IClock, RenderThrottle } from '../throttle';
 import { MimeBundle } from '../validate';
 
-/** Streamed Markdown: re-rendered (untrusted, so sanitized) at most every 80 ms. */
+/** How often streamed Markdown is rendered again while its text keeps growing. */
+const RENDER_EVERY_MS = 80;
+
+const windowClock: IClock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => window.setTimeout(callback, ms),
+  clearTimeout: id => window.clearTimeout(id)
+};
+
+/**
+ * Streamed Markdown, rendered untrusted (so sanitized) through rendermime: the first text at
+ * once, then at most every {@link RENDER_EVERY_MS} while it grows, and the final text always.
+ */
 export function Markdown(props: {
   readonly rendermime: IRenderMimeRegistry;
   readonly text: string;
 }): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
+  const text = React.useRef(props.text);
+  text.current = props.text;
   const renderer = React.useMemo(
     () => props.rendermime.createRenderer('text/markdown'),
     [props.rendermime]
   );
+  const throttle = React.useMemo(
+    () =>
+      new RenderThrottle(
+        () =>
+          renderer.renderModel(
+            new MimeModel({ data: { 'text/markdown': text.current }, trusted: false })
+          ),
+        RENDER_EVERY_MS,
+        windowClock
+      ),
+    [renderer]
+  );
   React.useEffect(() => {
     const node = host.current;
     node?.appendChild(renderer.node);
-    return () => renderer.dispose();
-  }, [renderer]);
-  React.useEffect(() => {
-    const timer = window.setTimeout(() => {
-      void renderer.renderModel(
-        new MimeModel({ data: { 'text/markdown': props.text }, trusted: false })
-      );
-    }, 80);
-    return () => window.clearTimeout(timer);
-  }, [props.text, renderer]);
+    return () => {
+      throttle.dispose();
+      renderer.dispose();
+    };
+  }, [renderer, throttle]);
+  React.useEffect(() => throttle.changed(), [props.text, throttle]);
   return <div className="jp-resolve-markdown" ref={host} />;
 }
 

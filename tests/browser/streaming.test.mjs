@@ -1,0 +1,107 @@
+// Answers stream on screen (issue 30, point 1), in a real JupyterLab (login and XSRF on) with a
+// fake OpenAI provider whose pieces come ~15 ms apart, as a fast real model's do: the answer's
+// visible text grows while the run is live, not only once it has ended. The page records each
+// state the answer goes through (its rendered text's length, whether the footer shows the run's
+// end), so the test asserts on states, not on times.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { labForSuite, openPanel, send, shot } from './lab.mjs';
+import { startFakeOpenAI } from './fake-openai.mjs';
+
+const LINES = Array.from(
+  { length: 40 },
+  (_, i) => `- point ${i + 1}: the answer keeps growing while the model is still writing it.`
+);
+// ~220 pieces of 16 characters, 15 ms apart: over three seconds of steady streaming
+const ANSWER = `## A long answer\n\n${LINES.join('\n')}\n\nThat is all of it.`;
+
+const fake = await startFakeOpenAI(() => ({ content: ANSWER, gap_ms: 15 }));
+process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // the provider wants a key; this one opens nothing
+
+/** Start recording the states of the answer at `index` (every DOM change under the chat). */
+async function recordAnswer(page, index) {
+  await page.evaluate(index => {
+    const messages = document.querySelector('#jp-resolve-panel .jp-resolve-messages');
+    const states = [];
+    const record = () => {
+      const answer = messages.querySelectorAll('.jp-resolve-assistant')[index];
+      if (!answer) return;
+      const text = [...answer.querySelectorAll('.jp-resolve-markdown')].map(n => n.textContent).join('');
+      const ended = answer.querySelector('.jp-resolve-footer [class^="jp-resolve-reason-"]') !== null;
+      const last = states[states.length - 1];
+      if (!last || last.length !== text.length || last.ended !== ended) {
+        states.push({ length: text.length, ended });
+      }
+    };
+    new MutationObserver(record).observe(messages, { childList: true, subtree: true, characterData: true });
+    window.__resolveAnswerStates = states;
+  }, index);
+  return () => page.evaluate(() => window.__resolveAnswerStates);
+}
+
+/** Drag the right sidebar's split handle so the panel is `width` px wide. */
+async function sidebarWidth(page, width) {
+  const panel = page.locator('#jp-resolve-panel');
+  for (let i = 0; i < 3; i++) {
+    const box = await panel.boundingBox();
+    if (Math.abs(box.width - width) <= 2) return;
+    const handle = page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)').last();
+    const grip = await handle.boundingBox();
+    const x = grip.x + grip.width / 2;
+    const y = grip.y + grip.height / 2;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    await page.mouse.move(x + box.width - width, y, { steps: 5 });
+    await page.mouse.up();
+  }
+  const box = await panel.boundingBox();
+  assert.ok(Math.abs(box.width - width) <= 2, `the panel is ${box.width} px wide, not ${width}`);
+}
+
+describe('streamed answers', { timeout: 600_000 }, () => {
+  after(() => fake.close());
+  const suite = labForSuite({
+    config: [
+      "c.Resolve.provider = 'openai'",
+      `c.Resolve.base_url = '${fake.baseUrl}'`,
+      "c.Resolve.model = 'gpt-4o-mini'",
+      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
+      ''
+    ].join('\n')
+  });
+
+  test('the visible answer grows while the run is live', async () => {
+    const { page } = suite.session;
+    const panel = await openPanel(page);
+    await sidebarWidth(page, 570);
+    const answers = await panel.locator('.jp-resolve-assistant').count();
+    const states = await recordAnswer(page, answers);
+    await send(page, 'Tell me at length.');
+    const answer = panel.locator('.jp-resolve-assistant').nth(answers);
+    // a screenshot mid-stream: some text shown, the run not ended
+    await page.waitForFunction(() => {
+      const seen = window.__resolveAnswerStates.filter(s => s.length > 0 && !s.ended);
+      return seen.length >= 2 || window.__resolveAnswerStates.some(s => s.ended);
+    });
+    await shot(panel, '16-streaming-570px');
+    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+    await answer.locator('.jp-resolve-markdown', { hasText: 'That is all of it.' }).waitFor();
+
+    const seen = await states();
+    const live = seen.slice(0, seen.findIndex(s => s.ended));
+    assert.ok(live.length < seen.length, 'the run ended (its footer shows why)');
+    let grew = 0;
+    for (let i = 1; i < live.length; i++) {
+      if (live[i].length > live[i - 1].length && live[i - 1].length > 0) grew++;
+    }
+    const shown = live.filter(s => s.length > 0).length;
+    assert.ok(
+      shown >= 1 && grew >= 2,
+      `text was shown ${shown} times and grew ${grew} times before the run ended: ${JSON.stringify(seen)}`
+    );
+    await shot(panel, '17-streamed-570px');
+    await sidebarWidth(page, 250);
+    await shot(panel, '18-streamed-250px');
+    assert.deepEqual(suite.session.errors, []);
+  });
+});
