@@ -64,7 +64,7 @@ def default_text(cls: type, name: str, trait: TraitType[Any, Any]) -> str:
         if type(handler).__name__ == "DefaultHandler"
     )
     if computed:
-        return "computed when the server starts (see below)"
+        return "computed (see the description)"
     value = trait.default_value
     if value is Undefined:
         return trait.default_value_repr()
