@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from tests.launcher import JUPYTER_SERVER
+
 PROFILE_DIR_ENV = "RESOLVE_BENCH_PROFILE_DIR"
 TOP = 25
 _SERVERS = itertools.count(1)
@@ -35,7 +37,7 @@ def server_module(name: str) -> list[str]:
     """How the interpreter runs ``jupyter_server``: under the profiler when profiling."""
     folder = profile_dir()
     if folder is None:
-        return ["-m", "jupyter_server"]
+        return list(JUPYTER_SERVER)
     # a count, not the files there: servers started side by side write theirs only at exit
     return ["-m", "bench.profiled_server", str(folder / f"{name}-{next(_SERVERS)}.prof")]
 

@@ -1,71 +1,30 @@
 """The subprocesses a bench run needs: the fake provider and a real ``jupyter server``.
 
 Both are context managers: they start on ``__enter__``, wait until they answer, and on
-``__exit__`` stop what they started (SIGTERM, then SIGKILL), also after Ctrl-C. Children run in
-their own session (a terminal's Ctrl-C reaches only the bench, which then cleans up) and, on
-Linux, get SIGTERM if the bench dies without cleaning up.
+``__exit__`` stop what they started (SIGTERM, then SIGKILL), also after Ctrl-C. Both start
+through ``tests.launcher`` (the one launcher the tests use too): children run in their own
+session (a terminal's Ctrl-C reaches only the bench, which then cleans up) and, on Linux, get
+SIGTERM if the bench dies without cleaning up.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 import select
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
-import httpx
+from tests.launcher import JupyterServer as LaunchedServer
+from tests.launcher import start_process, stop_process
 
 from .core import BenchError, runtime_binary
 from .profiling import profile_dir, server_module
 
 KEY_ENV = "RESOLVE_BENCH_KEY"  # the gateway reads the provider key from here, not OPENAI_API_KEY
-
-
-def _die_with_parent() -> None:
-    """preexec_fn: SIGTERM this child when the bench process goes away (Linux only)."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _spawn(argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-    preexec = _die_with_parent if sys.platform.startswith("linux") else None
-    return subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec, **kw
-    )
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """SIGTERM ``proc``, wait, then SIGKILL its process group (its own session)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
@@ -119,7 +78,7 @@ class FakeProvider:
         argv += ["--scenario", "long", "--chunks", str(self.chunks)]
         if self.scenario_file is not None:
             argv += ["--scenario-file", str(self.scenario_file)]
-        self._proc = _spawn(
+        self._proc = start_process(
             argv, cwd=self.repo, env=_base_env(self.repo), stdout=subprocess.PIPE, stderr=None
         )
         try:
@@ -149,13 +108,16 @@ class FakeProvider:
             self._proc = None
 
 
-class JupyterServer:
+class JupyterServer(LaunchedServer):
     """A ``jupyter server`` with jupyter_resolve on, provider ``openai`` at ``provider_url``.
 
     Runs in a temporary root with its own config and runtime dirs (the user's Jupyter config is
-    not read; the installed system config is), a random token (``JUPYTER_TOKEN``) and a free
-    loopback port. Ready when ``/resolve/api/health`` reports the runtime running.
+    not read; the installed system config is), a random token (``JUPYTER_TOKEN``), a free
+    loopback port and the floor's no-op extension. Ready when ``/resolve/api/health`` reports
+    the runtime running. Under ``--profile`` it runs under cProfile from that moment on.
     """
+
+    error = BenchError
 
     def __init__(
         self,
@@ -165,48 +127,22 @@ class JupyterServer:
         start_timeout: float = 60.0,
         extra_args: tuple[str, ...] = (),
     ) -> None:
-        self.extra_args = extra_args
         self.repo = repo
         self.provider_url = provider_url
-        self.start_timeout = start_timeout
-        self.token = secrets.token_hex(24)
-        self.port = 0
-        self.tmp: Path | None = None
-        self.http: httpx.Client | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._runtime_pids: set[int] = set()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"token {self.token}"}
-
-    @property
-    def pid(self) -> int:
-        """The gateway: the ``jupyter server`` process the extension runs in."""
-        if self._proc is None:
-            raise BenchError("jupyter server is not running")
-        return self._proc.pid
-
-    def argv(self, root: Path) -> list[str]:
-        return [
-            sys.executable,
-            *server_module("gateway"),  # under cProfile with --profile
-            "--allow-root",
-            "--no-browser",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={self.port}",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={root}",
-            "--ServerApp.jpserver_extensions=jupyter_resolve=True",
-            "--ServerApp.jpserver_extensions=bench.floor_extension=True",  # the floor's no-op
-            *self.provider_args(),
-            f"--Resolve.runtime_path={runtime_binary(self.repo)}",
-            *self.extra_args,
-        ]
+        self.extra_args = extra_args
+        profiling = profile_dir() is not None
+        super().__init__(
+            token_in_env=True,  # the environment, not argv: ps shows argv
+            extensions={"bench.floor_extension": True},  # the floor's no-op
+            argv=[*self.provider_args(), *extra_args],
+            env={"PYTHONPATH": _base_env(repo)["PYTHONPATH"], KEY_ENV: "sk-bench-not-a-real-key"},
+            cwd=repo,
+            ready="runtime",
+            start_timeout=start_timeout,
+            stop_timeout=10.0,
+            module=server_module("gateway"),  # under cProfile with --profile
+            ready_signal=signal.SIGUSR2 if profiling else None,  # the profile starts there
+        )
 
     def provider_args(self) -> list[str]:
         """The fake OpenAI provider, unless ``extra_args`` name another provider."""
@@ -219,155 +155,8 @@ class JupyterServer:
             f"--Resolve.api_key_env={KEY_ENV}",
         ]
 
-    def __enter__(self) -> JupyterServer:
-        """Start (unless :meth:`spawn` did) and wait until ready."""
-        try:
-            if self._proc is None:
-                self.spawn()
-            self._wait_ready()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def spawn(self) -> JupyterServer:
-        """Start the process and return at once: servers spawned one after another start
-        side by side, and entering each (``with``) waits until it is ready."""
-        runtime_binary(self.repo)  # fail early, with the hint, when it is not built
-        self.tmp = Path(tempfile.mkdtemp(prefix="resolve-bench-"))
-        (self.tmp / "root").mkdir()
-        self.http = httpx.Client(timeout=10.0, headers=self.headers)
-        self._launch()
-        return self
-
-    def _launch(self) -> None:
-        assert self.tmp is not None
-        env = _base_env(self.repo)
-        env["JUPYTER_CONFIG_DIR"] = str(self.tmp / "config")
-        env["JUPYTER_RUNTIME_DIR"] = str(self.tmp / "runtime")
-        env[KEY_ENV] = "sk-bench-not-a-real-key"
-        env["JUPYTER_TOKEN"] = self.token  # the environment, not argv: ps shows argv
-        self.port = free_port()
-        with open(self.log_path, "ab") as log:
-            self._proc = _spawn(
-                self.argv(self.tmp / "root"),
-                cwd=self.repo,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def _wait_ready(self) -> None:
-        for attempt in range(3):  # the free port can be taken between probe and bind
-            if self._wait_listening():
-                break
-            if attempt == 2 or "already in use" not in self.log_tail():
-                raise BenchError(f"jupyter server exited during start:\n{self.log_tail()}")
-            self._launch()
-        self._wait_runtime()
-        if profile_dir() is not None and self._proc is not None:
-            os.kill(self._proc.pid, signal.SIGUSR2)  # ready: the profile starts here
-
-    @property
-    def log_path(self) -> Path:
-        assert self.tmp is not None
-        return self.tmp / "server.log"
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def _wait_listening(self) -> bool:
-        """True once ``/api/status`` answers; False if the server exited first."""
-        assert self._proc is not None and self.http is not None
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                return False
-            with contextlib.suppress(httpx.TransportError):
-                if self.http.get(f"{self.url}/api/status").status_code == 200:
-                    return True
-            time.sleep(0.05)
-        raise BenchError(
-            f"jupyter server did not answer within {self.start_timeout:g} s:\n{self.log_tail()}"
-        )
-
-    def health(self) -> dict[str, Any]:
-        assert self.http is not None
-        response = self.http.get(f"{self.url}/resolve/api/health")
-        if response.status_code != 200:
-            what = (
-                "not found: the jupyter_resolve extension did not load or start"
-                if response.status_code == 404
-                else response.text[:300]
-            )
-            raise BenchError(
-                f"GET /resolve/api/health: HTTP {response.status_code}: {what}; server log:"
-                f"\n{self.log_tail()}"
-            )
-        body: dict[str, Any] = response.json()
-        pid = (body.get("runtime") or {}).get("pid")
-        if isinstance(pid, int):
-            self._runtime_pids.add(pid)
-        return body
-
-    def _wait_runtime(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        runtime: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            runtime = self.health().get("runtime") or {}
-            if runtime.get("state") == "running" and runtime.get("pid"):
-                return
-            if runtime.get("state") == "failed":
-                break
-            time.sleep(0.1)
-        raise BenchError(
-            f"the gateway's runtime is not running: {json.dumps(runtime)}\n{self.log_tail()}"
-        )
-
-    def runtime_pid(self) -> int:
-        pid = (self.health().get("runtime") or {}).get("pid")
-        if not isinstance(pid, int):
-            raise BenchError("/resolve/api/health reports no runtime pid")
-        return pid
-
-    def close(self) -> None:
-        if self._proc is not None:
-            stop_process(self._proc)
-            self._proc = None
-        for pid in self._runtime_pids:  # a runtime the server failed to stop (it has its own
-            _kill_if_runtime(pid)  # session, so the process-group kill above misses it)
-        self._runtime_pids.clear()
-        if self.http is not None:
-            self.http.close()
-            self.http = None
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
-
-
-def _is_runtime(pid: int) -> bool:
-    try:
-        return b"agent-httpd" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
-    except OSError:
-        return False
-
-
-def _kill_if_runtime(pid: int) -> None:
-    """Stop ``pid`` only while it is still an agent-httpd (pids get reused)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if not _is_runtime(pid):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + 3
-        while _is_runtime(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        """Start the process and return at once (see ``tests.launcher``); fail early, with the
+        hint, when agent-httpd is not built."""
+        self.runtime = str(runtime_binary(self.repo))
+        return super().spawn()

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -38,6 +38,7 @@ QUIET_EXTENSIONS = {
     name: False for name in ("jupyterlab", "jupyter_lsp", "notebook_shim", "nbclassic")
 }
 Ready = Literal["listening", "health", "runtime"]
+S = TypeVar("S", bound="JupyterServer")
 
 
 def free_port() -> int:
@@ -140,6 +141,7 @@ class JupyterServer:
         cwd: Path | None = None,
         log: Path | None = None,
         runtime: str | Path | None = None,
+        own_runtime_dir: bool = True,
         ready: Ready = "listening",
         start_timeout: float = 60.0,
         stop_timeout: float = 20.0,
@@ -161,6 +163,7 @@ class JupyterServer:
         self.cwd = cwd
         self._log = log
         self.runtime = str(runtime or runtime_binary())
+        self.own_runtime_dir = own_runtime_dir
         self.ready = ready
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
@@ -190,6 +193,12 @@ class JupyterServer:
     def root(self) -> Path:
         assert self.workdir is not None, "not started"
         return self._root or self.workdir / "root"
+
+    @property
+    def runtime_dir(self) -> Path:
+        """Jupyter's runtime dir (kernels' connection files), unless ``own_runtime_dir`` is off."""
+        assert self.workdir is not None, "not started"
+        return self.workdir / "runtime"
 
     @property
     def log_path(self) -> Path:
@@ -223,7 +232,7 @@ class JupyterServer:
             *self.argv,
         ]
 
-    def __enter__(self) -> JupyterServer:
+    def __enter__(self: S) -> S:
         """Start (unless :meth:`spawn` did) and wait until ready."""
         try:
             if self.proc is None:
@@ -239,7 +248,7 @@ class JupyterServer:
     ) -> None:
         self.close()
 
-    def spawn(self) -> JupyterServer:
+    def spawn(self: S) -> S:
         """Start the process and return at once: servers spawned one after another start side
         by side, and entering each (``with``) waits until it is ready."""
         if self.workdir is None:
@@ -258,6 +267,8 @@ class JupyterServer:
         assert self.workdir is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith(self.drop_env)}
         env["JUPYTER_CONFIG_DIR"] = str(self.workdir / "config")
+        if self.own_runtime_dir:
+            env["JUPYTER_RUNTIME_DIR"] = str(self.runtime_dir)
         if self.token_in_env:
             env["JUPYTER_TOKEN"] = self.token
         return {**env, **self.env}

@@ -140,6 +140,7 @@ def test_sandboxed_agent_code_cannot_read_secrets_through_proc(tmp_path: Path) -
         # the provider key likewise, though the gateway pops it from os.environ
         env={"HOME": str(root), "CANARY_PROVIDER_KEY": provider_key},
         drop_env=("JUPYTER", "CANARY"),
+        own_runtime_dir=False,  # under the home, where `jupyter lab` in ~ keeps it
         ready="health",
         stop_timeout=30,
     )

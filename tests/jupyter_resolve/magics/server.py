@@ -57,20 +57,19 @@ class RunningServer:
 
 @contextlib.contextmanager
 def running_server(tmp_path: Path, *args: str, base_url: str = "/") -> Iterator[RunningServer]:
-    home, runtime_dir = tmp_path / "home", tmp_path / "runtime"
+    home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env = {"JUPYTER_RUNTIME_DIR": str(runtime_dir), "HOME": str(home)}
     with JupyterServer(
         tmp_path,
         base_url=base_url,
         extensions=QUIET_EXTENSIONS,
         argv=args,
-        env=env,
+        env={"HOME": str(home)},
         drop_env=("JUPYTER_RESOLVE_",),
         ready="health",
     ) as server:
         assert server.proc is not None
-        url = server.url + "/"
+        url, runtime_dir = server.url + "/", server.runtime_dir
         yield RunningServer(
             url, server.token, server.root, home, runtime_dir, server.proc, server.log_path
         )
