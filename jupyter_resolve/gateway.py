@@ -22,37 +22,20 @@ from tornado.netutil import bind_sockets
 from ._version import __version__
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
-from .contracts.context import fit_round, surely_fits
 from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .contracts.errors import ProviderError, RuntimeStartError
 from .contracts.models import choose_model, default_model, listed_models
 from .contracts.policy import invalid_entries
-from .mcp.catalog import McpTools
 from .notebook.kernels import UserKernels
-from .notebook.proposals import Proposals
-from .providers import make_provider
 from .providers.base import Provider
-from .providers.model_list import ModelList
-from .providers.prices import load_prices
-from .runs.inference_notes import InferenceNotes
-from .runs.manager import RunManager
+from .runs.request import RunRequest
 from .runs.run import Run
-from .runs.start import start_chat
-from .runs.tasks import TaskManager
-from .runs.transcript import SessionTranscripts
-from .runtime.supervisor import RuntimeSupervisor
+from .runs.start import start_run
 from .scratch import sandbox as scratch_sandbox
-from .scratch.pool import ScratchKernels
-from .souls import Soul, load_souls
-from .tools.calls import handle_tool_call
-from .tools.catalog import (
-    DEFAULT_ALLOW,
-    ToolSchema,
-    load_schemas,
-)
-from .tools.dispatch import ToolDispatcher
-from .tools.implementations import register_tools
+from .souls import Soul
+from .tools.catalog import DEFAULT_ALLOW, ToolSchema
 from .tools.toolset import ToolSet
+from .wiring import wire
 
 if TYPE_CHECKING:
     from .artifacts import Artifacts
@@ -65,69 +48,24 @@ class Gateway:
         self.config = config
         self.log = log
         self.root_dir = root_dir
-        self.state_dir = Path(config.state_dir) if config.state_dir else root_dir / ".resolve"
-        self.runtime_token = RuntimeSupervisor.new_token()
-        self.provider: Provider = make_provider(
-            config.provider,
-            model=config.model,
-            base_url=config.resolved_base_url(),
-            api_key=config.provider_key(),
-            api_key_env=config.resolved_key_env(),
-            script=config.script or None,
-            stream_usage=config.stream_usage,
-            timeout=config.provider_timeout,
-            max_retries=config.provider_max_retries,
-            thinking=config.thinking,
-            prompt_caching=config.prompt_caching,
-            reasoning_effort=config.reasoning_effort,
-            families=config.model_families,
-        )
-        self.notes = InferenceNotes(load_prices(config.prices))
-        self.model_list = ModelList(config.models_ttl)
-        self.schemas: list[ToolSchema] = load_schemas()
-        self.kernels = ScratchKernels(
-            self.state_dir / "sessions",
-            root_dir,
-            log,
-            # the effective value, "bwrap" or "" (auto decided here, once)
-            sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
-            network=config.sandbox_network,
-            kernel_name=config.scratch_kernel_name,
-        )
-        # the server's sessions and kernels (set by the extension), and the cells proposed
+        # the server's sessions and kernels (set by the extension)
         self.user_kernels: UserKernels | None = None
-        self.proposals = Proposals()
-        self.tools = ToolDispatcher()
-        register_tools(self.tools, self)
-        self.mcp = McpTools(
-            config.mcp_servers,
-            state_dir=self.state_dir,
-            secret_of=config.env_secret,
-            start_timeout=config.mcp_start_timeout,
-            log=log,
-        )
-        self.supervisor = RuntimeSupervisor(
-            binary=config.runtime_path,
-            inference_url="",
-            tools_url="",
-            token=self.runtime_token,
-            log=log,
-            start_timeout=config.runtime_start_timeout,
-            max_runs=config.runtime_max_runs,
-            health_interval=config.runtime_health_interval,
-        )
-        self.runs = RunManager(
-            state_dir=self.state_dir, supervisor=self.supervisor, log=log, notes=self.notes
-        )
-        for run_id in self.runs.mark_interrupted():
-            log.warning("run %s was live when the server stopped: marked interrupted", run_id)
-        self.transcripts = SessionTranscripts(self.runs)
-        self.tasks = TaskManager(self, self.state_dir / "tasks", log)
-        for task_id in self.tasks.mark_interrupted():
-            log.warning("task %s was live when the server stopped: marked interrupted", task_id)
-        self.souls: dict[str, Soul] = load_souls(
-            [self.state_dir / "souls", *(Path(d).expanduser() for d in config.souls_dirs)], log
-        )
+        services = wire(self, config, root_dir=root_dir, log=log)
+        self.state_dir = services.state_dir
+        self.runtime_token = services.runtime_token
+        self.provider: Provider = services.provider
+        self.notes = services.notes
+        self.model_list = services.model_list
+        self.schemas: list[ToolSchema] = services.schemas
+        self.kernels = services.kernels
+        self.proposals = services.proposals
+        self.tools = services.tools
+        self.mcp = services.mcp
+        self.supervisor = services.supervisor
+        self.runs = services.runs
+        self.transcripts = services.transcripts
+        self.tasks = services.tasks
+        self.souls: dict[str, Soul] = services.souls
         self.internal_port: int | None = None
         self._internal_routes: list[Any] = []
         self._internal_log: Callable[[web.RequestHandler], None] | None = None
@@ -253,53 +191,19 @@ class Gateway:
             + mcp_drift(allowed, souls, self.mcp.names(), self.mcp.unlisted())
         )
 
-    def start_chat(
-        self,
-        request: ChatRequest,
-        *,
-        peer: str | None = None,
-        parent: str | None = None,
-        exclude_tools: tuple[str, ...] = (),
-        task_id: str | None = None,
-        only_tools: tuple[str, ...] | None = None,
-    ) -> Run:
-        return start_chat(
-            self,
-            request,
-            peer=peer,
-            parent=parent,
-            exclude_tools=exclude_tools,
-            task_id=task_id,
-            only_tools=only_tools,
-        )
+    def start_run(self, request: RunRequest) -> Run:
+        """Start a run (runs/start.py): every edge (API, facade, A2A, MCP, tasks,
+        delegation) builds its :class:`RunRequest`."""
+        return start_run(self, request)
+
+    def start_chat(self, request: ChatRequest) -> Run:
+        """A run for a chat alone, started by no one in particular (the API's case)."""
+        return self.start_run(RunRequest(request))
 
     async def cancel_run(self, run_id: str) -> Run:
         """Cancel a run and stop its tools (see :meth:`RunManager.cancel`): a call running in
         the scratch kernel is interrupted (the shell tool then kills its process group)."""
         return await self.runs.cancel(run_id)
-
-    async def call_tool(self, request: ToolCallRequest) -> ToolResult:
-        return await handle_tool_call(self, request)
-
-    def fit_round(
-        self, run_id: str | None, body: dict[str, Any], body_bytes: int | None = None
-    ) -> dict[str, Any]:
-        """A round's request fitted to its run's window (logged as ``context.compacted``);
-        ``body_bytes``, the request's size, spares the count when it surely fits."""
-        run = self.runs.runs.get(run_id or "")
-        if run is None or not run.window or run.completed:
-            return body
-        if body_bytes is not None and surely_fits(
-            body_bytes, len(body["messages"]), window=run.window, ratio=run.ratio
-        ):
-            return body
-        messages, compacted = fit_round(
-            body["messages"], body.get("tools") or (), window=run.window, ratio=run.ratio
-        )
-        if compacted is None:
-            return body
-        run.emit("context.compacted", compacted)
-        return {**body, "messages": messages}
 
     def check_model(self, model: str | None) -> str:
         """The model a run would use for ``model``; BadRequest when not allowed."""

@@ -13,6 +13,7 @@ from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
 from ..notebook.tools import describe_mentions
 from ..runs.approvals import decide
+from ..runs.request import RunRequest
 from ..runs.tasks import TaskRequest
 from . import notebook
 from .base import ResolveHandler, authorized
@@ -31,7 +32,7 @@ class ChatHandler(ResolveHandler):
             await self.require("execute", "kernels")  # described in the notebook's kernel
             request = await describe_mentions(self.gateway, request)
         await self.gateway.start()
-        run = self.gateway.start_chat(request)
+        run = self.gateway.start_run(RunRequest(request))
         await self.stream_run(run)
 
 

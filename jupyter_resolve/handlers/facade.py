@@ -16,6 +16,7 @@ from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.completions import CompletionShaper
 from ..contracts.facade_models import FACADE_MODEL, choose, openai_error
 from ..contracts.ids import Id, check_id
+from ..runs.request import RunRequest
 from . import facade_base
 from .base import authorized
 from .facade_base import FacadeHandler
@@ -56,7 +57,7 @@ class CompletionsHandler(FacadeHandler):
         request = ChatRequest(
             messages=body.messages, model=chosen.model, soul=chosen.soul, session_id=session_id
         )
-        run = self.gateway.start_chat(request)
+        run = self.gateway.start_run(RunRequest(request))
         shaper = CompletionShaper(run.run_id, body.model or FACADE_MODEL)
         self.set_header("X-Resolve-Run-Id", run.run_id)
         self.set_header("X-Resolve-Session", run.session_id)

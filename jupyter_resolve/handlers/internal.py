@@ -18,28 +18,23 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 from tornado.log import access_log
 
-from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.bodies import ToolCallRequest
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
 from ..providers.base import Provider
 from ..providers.wire_names import chunk_from_wire, request_to_wire, stable_order
-from ..runs.inference_notes import InferenceNotes
+from ..runs.manager import RunManager
 from .errors import is_answer, raised, write_resolve_error
 from .flushing import BurstFlusher
 from .streaming import SSEWriter
 
 
 class InternalHost(Protocol):
-    """What the internal endpoints need of the gateway."""
+    """What the internal endpoints need: the launch token, the provider, and the runs (which
+    own their rounds' fitting, their notes and their tool calls)."""
 
     runtime_token: str
     provider: Provider
-    notes: InferenceNotes
-
-    async def call_tool(self, request: ToolCallRequest) -> ToolResult: ...
-
-    def fit_round(
-        self, run_id: str | None, body: dict[str, Any], body_bytes: int | None = None
-    ) -> dict[str, Any]: ...
+    runs: RunManager
 
 
 class InternalHandler(web.RequestHandler):
@@ -97,12 +92,13 @@ class InferenceHandler(InternalHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise BadRequest("messages: must be a list of chat messages")
         run_id = self.request.headers.get("X-Resolve-Run-Id")
-        notes = self.gateway.notes
+        runs = self.gateway.runs
+        notes = runs.notes
         # the runtime rebuilds a tool-use turn without its thinking blocks: they go back on;
         # then the round is fitted to the run's window
         restored = notes.restore(run_id, body)
         size = len(self.request.body) if restored is body else None  # blocks came back: count
-        body = stable_order(self.gateway.fit_round(run_id, restored, size))
+        body = stable_order(runs.fit_round(run_id, restored, size))
         body, names_back = request_to_wire(body)
         watch = notes.watch(run_id, str(body.get("model") or ""))
         stream = self.gateway.provider.relay(body, run_id)
@@ -141,7 +137,7 @@ class ToolCallHandler(InternalHandler):
             request = ToolCallRequest.model_validate(self.json_body())
         except ValidationError as exc:
             raise BadRequest(_first_error(exc)) from exc
-        result = await self.gateway.call_tool(request)
+        result = await self.gateway.runs.call_tool(request)
         self.set_header("Content-Type", "application/json")
         self.finish(result.model_dump_json())
 

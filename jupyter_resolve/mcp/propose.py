@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ConfigDict
 
@@ -22,14 +22,18 @@ from ..contracts.bodies import CompletionReason, ToolCallRequest
 from ..contracts.ids import Id
 from ..contracts.notebook import ProposeArguments
 from ..contracts.run_manifest import run_manifest, tool_entry
-from ..notebook.tools import notebook_propose
+from ..notebook.tools import NotebookHost, notebook_propose
 from ..runs.manager import new_id
 from ..runs.run import Run
 
-if TYPE_CHECKING:
-    from ..gateway import Gateway
-
 NAME = "notebook_propose"
+
+
+class ProposeHost(NotebookHost, Protocol):
+    """What an MCP client's proposal needs: the notebook tools' services, and the tool's
+    spec (for the run's manifest)."""
+
+    def tool_specs(self) -> list[dict[str, Any]]: ...
 
 
 class McpProposeArgs(ProposeArguments):
@@ -40,7 +44,7 @@ class McpProposeArgs(ProposeArguments):
     session_id: Id | None = None
 
 
-async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict[str, Any]:
+async def propose(host: ProposeHost, args: McpProposeArgs, progress: Any) -> dict[str, Any]:
     """Start the proposal's run, wait for the person's decision, answer with the tool result."""
     arguments = args.model_dump(exclude_none=True, exclude={"session_id"})
     call_id = f"call_mcp_{secrets.token_hex(8)}"
@@ -53,7 +57,7 @@ async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict
         request = ToolCallRequest(
             run_id=run.run_id, call_id=call_id, name=NAME, arguments=arguments
         )
-        result = await notebook_propose(gateway, request)
+        result = await notebook_propose(host, request)
         result.ms = int((time.monotonic() - started) * 1000)
         run.emit("tool.completed", {"call_id": call_id, "name": NAME, **result.model_dump()})
         outcome["result"] = result
@@ -61,7 +65,7 @@ async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict
 
     session_id = args.session_id or new_id("session")
     prompt = f"(an MCP client proposes {len(args.cells)} cell(s) for {args.notebook})"
-    specs = [t for t in gateway.tool_specs() if t["function"]["name"] == NAME]
+    specs = [t for t in host.tool_specs() if t["function"]["name"] == NAME]
     manifest = run_manifest(  # what produced the run, as for any run (DESIGN 3.6)
         provider="none",
         model="none",
@@ -72,14 +76,14 @@ async def propose(gateway: Gateway, args: McpProposeArgs, progress: Any) -> dict
         version=__version__,
     )
     started = {"prompt": prompt, "soul": None, "budget": {"rounds": 0}, "tools": [NAME]}
-    run = gateway.runs.start_local(
+    run = host.runs.start_local(
         session_id=session_id,
         started={**started, "manifest": manifest, "peer": None, "parent": None},
         tool_names=[NAME],
         work=work,
     )
     await progress(f"run {run.run_id}: waiting for a person to decide in JupyterLab")
-    idle = gateway.config.keepalive_interval
+    idle = host.config.keepalive_interval
     async for event in run.watch(0, idle=idle):
         if event is None:
             await progress("still waiting for a person to decide in JupyterLab")

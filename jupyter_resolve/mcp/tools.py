@@ -1,6 +1,6 @@
 """The workbench as MCP tools and resources (DESIGN 9.3), served at ``<base_url>resolve/mcp``.
 
-``ask`` runs the agent (``gateway.start_chat``) and answers with its text and run id, reporting
+``ask`` runs the agent (a :class:`RunRequest`) and answers with its text and run id, reporting
 progress while it runs; the others read runs, artifacts, notebooks and souls. Run logs and
 artifacts are also resources (``resolve://runs/<id>``, ``resolve://artifacts/<id>``).
 ``notebook_propose`` puts cells in front of a person in JupyterLab (mcp/propose.py).
@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,10 +23,15 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.errors import ResolveError
 from ..contracts.ids import Id, check_id
 from ..contracts.pathargs import PathArg
-from .propose import McpProposeArgs, propose
+from ..runs.request import RunRequest
+from .propose import McpProposeArgs, ProposeHost, propose
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
+    from pathlib import Path
+
+    from ..artifacts import Artifacts
+    from ..runs.run import Run
+    from ..souls import Soul
 
 Progress = Callable[[str], Awaitable[None]]
 Allowed = Callable[[str, str], Awaitable[bool]]
@@ -120,10 +125,27 @@ def json_result(value: Any) -> dict[str, Any]:
     return text_result(json.dumps(value, indent=1, ensure_ascii=False), structured=structured)
 
 
-class WorkbenchTools:
-    """The MCP server's tools and resources over one gateway."""
+class WorkbenchHost(ProposeHost, Protocol):
+    """What the MCP server's tools need: runs (to start, list and read), artifacts, souls,
+    the server root, and what a proposal needs."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    root_dir: Path
+    souls: dict[str, Soul]
+
+    @property
+    def artifacts(self) -> Artifacts: ...
+
+    def allowed_tools(self) -> list[str]: ...
+
+    async def start(self) -> None: ...
+
+    def start_run(self, request: RunRequest) -> Run: ...
+
+
+class WorkbenchTools:
+    """The MCP server's tools and resources over the workbench's services."""
+
+    def __init__(self, gateway: WorkbenchHost) -> None:
         self.gateway = gateway
 
     async def call(
@@ -212,7 +234,7 @@ class WorkbenchTools:
                 "soul": args.soul,
             }
         )
-        run = gateway.start_chat(request)
+        run = gateway.start_run(RunRequest(request))
         await progress(f"run {run.run_id} started")
         idle = gateway.config.keepalive_interval
         async for event in run.watch(0, idle=idle):

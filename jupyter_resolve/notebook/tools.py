@@ -27,12 +27,13 @@ from ..contracts.notebook import (
 )
 from ..runs.manager import RunManager
 from ..scratch.pool import ScratchKernels
+from ..tools.dispatch import ToolDispatcher, bind
 from .kernels import UserKernels
 from .proposals import Proposals, outputs_text, released
 
 
 class NotebookHost(Protocol):
-    """What the notebook tools need of the gateway."""
+    """What the notebook tools need: the runs, the scratch and user kernels, the proposals."""
 
     config: Resolve
     runs: RunManager
@@ -40,6 +41,14 @@ class NotebookHost(Protocol):
     state_dir: Path
     user_kernels: UserKernels | None
     proposals: Proposals
+
+
+def register_notebook_tools(tools: ToolDispatcher, host: NotebookHost) -> None:
+    """The user's-notebook tools on ``tools``, run by the gateway with ``host``'s services."""
+    tools.register("notebook_variables", bind(host, notebook_variables))
+    tools.register("inspect_variable", bind(host, inspect_variable))
+    tools.register("snapshot_variable", bind(host, snapshot_variable))
+    tools.register("notebook_propose", bind(host, notebook_propose))
 
 
 def _user_kernels(host: NotebookHost) -> UserKernels:

@@ -24,6 +24,7 @@ from ..config import Resolve
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
 from ..runs.manager import RunManager
+from ..runs.request import RunRequest
 from ..runs.run import Run
 from ..runs.transcript import SessionTranscripts
 from ..scratch.pool import ScratchKernels
@@ -131,13 +132,7 @@ class JobHost(Protocol):
 
     async def start(self) -> None: ...
 
-    def start_chat(
-        self,
-        request: ChatRequest,
-        *,
-        peer: str | None = None,
-        only_tools: tuple[str, ...] | None = None,
-    ) -> Run: ...
+    def start_run(self, request: RunRequest) -> Run: ...
 
 
 class JobManager:
@@ -199,7 +194,7 @@ class JobManager:
         request = ChatRequest(
             messages=[ChatMessage(role="user", content=prompt)], soul=soul, session_id=session_id
         )
-        run = self.gateway.start_chat(request, peer=peer, only_tools=tools)
+        run = self.gateway.start_run(RunRequest(request, peer=peer, only_tools=tools))
         self.prompts[run.run_id] = prompt
         while len(self.prompts) > KEEP_PROMPTS:
             del self.prompts[next(iter(self.prompts))]

@@ -16,16 +16,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..contracts.bodies import AgentChatBody, CompletionReason, RunInfo
+from ..config import Resolve
+from ..contracts.bodies import AgentChatBody, CompletionReason, RunInfo, ToolCallRequest, ToolResult
 from ..contracts.budget import Limits, exceeded, phrase
+from ..contracts.context import fit_round, surely_fits
 from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
 from ..contracts.frames import Emitted
 from ..runtime.supervisor import RuntimeSupervisor
+from ..tools.dispatch import ToolDispatcher
 from .approvals import release_approvals
 from .compaction import Prepare
 from .inference_notes import InferenceNotes
 from .log import RunLog, close_live_logs, read_run_log
 from .run import Run
+from .tool_calls import SchemaOf, ToolCalls
 
 # How long the end of a run waits for its calls in flight to stop (an interrupted kernel that
 # does not go idle within 5 s is restarted, which takes a few seconds more). A call still
@@ -38,7 +42,8 @@ def new_id(prefix: str) -> str:
 
 
 class RunManager:
-    """All runs of this gateway process, and the finished ones in the run log."""
+    """All runs of this gateway process, and the finished ones in the run log. A run owns its
+    rounds (:meth:`fit_round`), its tool calls (:meth:`call_tool`), its budgets and its notes."""
 
     def __init__(
         self,
@@ -46,6 +51,9 @@ class RunManager:
         state_dir: Path,
         supervisor: RuntimeSupervisor,
         log: logging.Logger,
+        config: Resolve,
+        tools: ToolDispatcher,
+        schema: SchemaOf,
         notes: InferenceNotes | None = None,
     ) -> None:
         self.runs_dir = state_dir / "runs"
@@ -53,6 +61,7 @@ class RunManager:
         self.supervisor = supervisor
         self.log = log
         self.runs: dict[str, Run] = {}
+        self.calls = ToolCalls(config=config, log=log, tools=tools, schema=schema, budget=self)
 
     def start(
         self,
@@ -191,6 +200,34 @@ class RunManager:
             if late:
                 self.log.warning("run %s ended with %d call(s) not stopped", run.run_id, len(late))
         run.emit_all(emitted)
+
+    async def call_tool(self, request: ToolCallRequest) -> ToolResult:
+        """``POST /resolve/internal/tools``: one tool call of a run (runs/tool_calls.py)."""
+        try:
+            run = self.get(request.run_id)
+        except NotFound as exc:
+            return ToolResult(ok=False, output=exc.message)
+        return await self.calls.call(run, request)
+
+    def fit_round(
+        self, run_id: str | None, body: dict[str, Any], body_bytes: int | None = None
+    ) -> dict[str, Any]:
+        """A round's request fitted to its run's window (logged as ``context.compacted``);
+        ``body_bytes``, the request's size, spares the count when it surely fits."""
+        run = self.runs.get(run_id or "")
+        if run is None or not run.window or run.completed:
+            return body
+        if body_bytes is not None and surely_fits(
+            body_bytes, len(body["messages"]), window=run.window, ratio=run.ratio
+        ):
+            return body
+        messages, compacted = fit_round(
+            body["messages"], body.get("tools") or (), window=run.window, ratio=run.ratio
+        )
+        if compacted is None:
+            return body
+        run.emit("context.compacted", compacted)
+        return {**body, "messages": messages}
 
     def check_tool_budget(self, run: Run) -> str | None:
         """Count one tool call; the phrase of the budget it exceeds, if any."""

@@ -1,10 +1,13 @@
-"""Starting a run: soul, tools, system prompt, budgets and the frozen run manifest."""
+"""Starting a run from its :class:`RunRequest`: soul, tools, system prompt, budgets and the
+frozen run manifest."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .._version import __version__
 from ..config import Resolve
@@ -12,7 +15,14 @@ from ..contracts.bodies import AgentChatBody, ChatRequest
 from ..contracts.budget import Limits
 from ..contracts.chat_body import assemble_chat, continues_session
 from ..contracts.compaction import summary_room
-from ..contracts.context import Assembly, answer_room, context_window, estimate, tools_tokens
+from ..contracts.context import (
+    Assembly,
+    Instruction,
+    answer_room,
+    context_window,
+    estimate,
+    tools_tokens,
+)
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
@@ -25,6 +35,7 @@ from ..tools.toolset import ToolSet
 from .compaction import Prepare, summarizing
 from .instructions import project_instructions
 from .manager import RunManager, new_id
+from .request import RunRequest
 from .run import Run
 from .transcript import SessionHistory, SessionTranscripts
 
@@ -44,147 +55,44 @@ class RunHost(Protocol):
     def toolset(self) -> ToolSet: ...
 
 
-def start_chat(
-    gateway: RunHost,
-    request: ChatRequest,
-    *,
-    peer: str | None = None,
-    parent: str | None = None,
-    exclude_tools: tuple[str, ...] = (),
-    task_id: str | None = None,
-    only_tools: tuple[str, ...] | None = None,
-) -> Run:
-    """Start one run for ``request``; raises BadRequest (unknown soul, bad attachment) or
-    Unavailable (tool-list drift).
+@dataclass
+class _Plan:
+    """What a run's start decided before its body is assembled."""
 
-    ``only_tools`` (not None) caps the run's tools to those names (a peer's grant: empty means
-    none, a model-only answer); ``exclude_tools`` takes names out. A run delegated by a peer's
-    run never gets a tool its parent did not have."""
-    toolset = gateway.toolset()  # computed once for every run until the catalogue changes
-    drift = toolset.drift
-    if drift:
-        raise Unavailable(
-            "chat is off because the tool lists drifted (run `jupyter resolve check`): "
-            + "; ".join(drift),
-            code="tool_drift",
-        )
-    config = gateway.config
-    soul = None
-    if request.soul:
-        soul = gateway.souls.get(request.soul)
-        if soul is None:
-            known = ", ".join(sorted(gateway.souls))
-            raise BadRequest(f"soul: no soul named '{request.soul}' (known: {known})")
-    if parent is not None:
-        parent_run = gateway.runs.runs.get(parent)
-        if parent_run is not None and parent_run.peer is not None:
-            inherited = set(parent_run.tool_names)
-            only_tools = tuple(
-                n
-                for n in (parent_run.tool_names if only_tools is None else only_tools)
-                if n in inherited
-            )
-    allowed = [
-        n
-        for n in toolset.allowed
-        if n not in exclude_tools and (only_tools is None or n in only_tools)
-    ]
-    tools = toolset.select(soul.tool_names(allowed) if soul else allowed)
-    names = [t["function"]["name"] for t in tools]
-    session_id = request.session_id or new_id("session")
-    # the folders are made when something goes in: here, or when the session's kernel starts
-    materializing = bool(request.attachments or request.notebook)
-    workspace = gateway.kernels.workspace(session_id, create=materializing)
-    if materializing:
-        paths = [*request.attachments, *([request.notebook] if request.notebook else [])]
-        workspace.materialize(gateway.root_dir, paths, gateway.log)
-    context_digest = workspace.context_digest()  # from the gateway's record, not the session
-    limits = Limits(
-        rounds=soul.rounds if soul else config.max_rounds,
-        tool_calls=config.max_tool_calls,
-        seconds=config.max_seconds,
-        tokens=config.max_tokens,
-        cost=config.max_cost,
-    )
-    model = choose_model(request.model, config.allowed_models, config.resolved_model())
-    run_id = new_id("run")
-    # A chat of a known session that sends only the new message continues the session's
-    # transcript (a task's steps too: they see the conversation, and are not turns of it); a
-    # delegation takes only its prompt.
-    history = SessionHistory()
-    continuing = request.session_id is not None and parent is None and continues_session(request)
-    if continuing:
-        history = gateway.transcripts.history(session_id)
-    instructions = project_instructions(gateway.root_dir, request.notebook, gateway.log)
-    body, assembly = assemble_chat(
-        request,
-        run_id=run_id,
-        model=model,
-        tools=tools,
-        discipline=toolset.discipline(names),
-        soul_prompt=soul.system_prompt() if soul else "",
-        rounds=limits.rounds,
-        instructions=instructions,
-        transcript=history.messages if continuing else None,
-        window=config.context_tokens,
-        ratio=history.ratio,
-        summarize=config.compaction_summaries,
-    )
-    if request.mentions:
-        undescribed = [m.name for m in request.mentions if m.description is None]
-        if undescribed:
-            raise BadRequest(f"mentions: {', '.join(undescribed)} not described")
-        body.message = mention_block(body.message, request.mentions)
-    used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in instructions]
-    sent_digest = transcript_digest(body.history) if continuing else None
-    manifest = run_manifest(
-        provider=config.provider,
-        model=model,
-        soul=soul.name if soul else None,
-        tools=[toolset.manifest_entries[n] for n in names],
-        context_digest=context_digest,
-        limits=limits.model_dump(),
-        version=__version__,
-        instructions=used,
-        transcript_digest=sent_digest,
-    )
-    tokens_estimate = estimate(
-        body.system, body.history, body.message, ratio=history.ratio
-    ) + tools_tokens(toolset.tools_chars(names), history.ratio)
-    started = {
-        "session_id": session_id,
-        "prompt": body.message,  # the run log keeps what was asked, for replay elsewhere
-        "soul": soul.name if soul else None,
-        "model": model,
-        "budget": limits.model_dump(),
-        "tools": names,
-        "manifest": manifest,
-        "peer": peer,
-        "parent": parent,
-        "task_id": task_id,  # a step of this task (role chain)
-        "context": {
-            "instructions": used,
-            "transcript_sha256": sent_digest,
-            "history_messages": len(body.history),
-            "tokens_estimate": tokens_estimate,
-            "ratio": round(history.ratio, 4),
-        },
-    }
-    if request.mentions:  # what the model was told, for clients to show
-        started["mentions"] = [m.model_dump() for m in request.mentions]
-    run = gateway.runs.start(
+    toolset: ToolSet
+    soul: Soul | None
+    tools: list[dict[str, Any]]
+    names: list[str]
+    session_id: str
+    context_digest: str | None
+    limits: Limits
+    model: str
+    history: SessionHistory
+    continuing: bool  # the session's transcript goes first
+    instructions: list[Instruction]
+
+
+def start_run(host: RunHost, request: RunRequest) -> Run:
+    """Start one run for ``request``; raises BadRequest (unknown soul, bad attachment) or
+    Unavailable (tool-list drift)."""
+    plan = _plan(host, request)
+    body, assembly = _assemble(host, request.chat, plan)
+    manifest, context = _record(host.config, plan, body)
+    soul = plan.soul.name if plan.soul else None
+    run = host.runs.start(
         body,
-        session_id=session_id,
-        soul=soul.name if soul else None,
-        limits=limits,
-        started=started,
-        tool_names=names,
-        peer=peer,
-        parent=parent,
-        prepare=_summarize_step(gateway, assembly, history, model),
+        session_id=plan.session_id,
+        soul=soul,
+        limits=plan.limits,
+        started=_started(request, plan, body, manifest, context),
+        tool_names=plan.names,
+        peer=request.peer,
+        parent=request.parent,
+        prepare=_summarize_step(host, assembly, plan.history, plan.model),
     )
-    run.window, run.ratio = context_window(model, config.context_tokens), history.ratio
-    run.notebook = request.notebook
+    run.window = context_window(plan.model, host.config.context_tokens)
+    run.ratio = plan.history.ratio
+    run.notebook = request.chat.notebook
     compacted = assembly.compacted if assembly is not None else None
     if compacted is not None and assembly is not None and not assembly.dropped_turns:
         # before the first frame: the drive task has not run yet
@@ -192,8 +100,178 @@ def start_chat(
     return run
 
 
+def _plan(host: RunHost, request: RunRequest) -> _Plan:
+    toolset = host.toolset()  # computed once for every run until the catalogue changes
+    if toolset.drift:
+        raise Unavailable(
+            "chat is off because the tool lists drifted (run `jupyter resolve check`): "
+            + "; ".join(toolset.drift),
+            code="tool_drift",
+        )
+    chat, config = request.chat, host.config
+    soul = _soul(host, chat.soul)
+    tools = toolset.select(_tool_names(host, request, toolset.allowed, soul))
+    session_id = chat.session_id or new_id("session")
+    context_digest = _materialize(host, chat, session_id)
+    limits = Limits(
+        rounds=soul.rounds if soul else config.max_rounds,
+        tool_calls=config.max_tool_calls,
+        seconds=config.max_seconds,
+        tokens=config.max_tokens,
+        cost=config.max_cost,
+    )
+    model = choose_model(chat.model, config.allowed_models, config.resolved_model())
+    # A chat of a known session that sends only the new message continues the session's
+    # transcript (a task's steps too: they see the conversation, and are not turns of it); a
+    # delegation takes only its prompt.
+    history = SessionHistory()
+    continuing = chat.session_id is not None and request.parent is None and continues_session(chat)
+    if continuing:
+        history = host.transcripts.history(session_id)
+    return _Plan(
+        toolset=toolset,
+        soul=soul,
+        tools=tools,
+        names=[t["function"]["name"] for t in tools],
+        session_id=session_id,
+        context_digest=context_digest,
+        limits=limits,
+        model=model,
+        history=history,
+        continuing=continuing,
+        instructions=project_instructions(host.root_dir, chat.notebook, host.log),
+    )
+
+
+def _assemble(
+    host: RunHost, chat: ChatRequest, plan: _Plan
+) -> tuple[AgentChatBody, Assembly | None]:
+    """The runtime's request body (contracts/chat_body.py), the mentions described in it."""
+    config = host.config
+    body, assembly = assemble_chat(
+        chat,
+        run_id=new_id("run"),
+        model=plan.model,
+        tools=plan.tools,
+        discipline=plan.toolset.discipline(plan.names),
+        soul_prompt=plan.soul.system_prompt() if plan.soul else "",
+        rounds=plan.limits.rounds,
+        instructions=plan.instructions,
+        transcript=plan.history.messages if plan.continuing else None,
+        window=config.context_tokens,
+        ratio=plan.history.ratio,
+        summarize=config.compaction_summaries,
+    )
+    if chat.mentions:
+        undescribed = [m.name for m in chat.mentions if m.description is None]
+        if undescribed:
+            raise BadRequest(f"mentions: {', '.join(undescribed)} not described")
+        body.message = mention_block(body.message, chat.mentions)
+    return body, assembly
+
+
+def _record(
+    config: Resolve, plan: _Plan, body: AgentChatBody
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The frozen run manifest, and ``run.started``'s ``context``."""
+    used = [{"path": i.path, "sha256": i.sha256, "cut": i.cut} for i in plan.instructions]
+    sent_digest = transcript_digest(body.history) if plan.continuing else None
+    manifest = run_manifest(
+        provider=config.provider,
+        model=plan.model,
+        soul=plan.soul.name if plan.soul else None,
+        tools=[plan.toolset.manifest_entries[n] for n in plan.names],
+        context_digest=plan.context_digest,
+        limits=plan.limits.model_dump(),
+        version=__version__,
+        instructions=used,
+        transcript_digest=sent_digest,
+    )
+    ratio = plan.history.ratio
+    tokens_estimate = estimate(body.system, body.history, body.message, ratio=ratio)
+    tokens_estimate += tools_tokens(plan.toolset.tools_chars(plan.names), ratio)
+    context = {
+        "instructions": used,
+        "transcript_sha256": sent_digest,
+        "history_messages": len(body.history),
+        "tokens_estimate": tokens_estimate,
+        "ratio": round(ratio, 4),
+    }
+    return manifest, context
+
+
+def _soul(host: RunHost, name: str | None) -> Soul | None:
+    if not name:
+        return None
+    soul = host.souls.get(name)
+    if soul is None:
+        known = ", ".join(sorted(host.souls))
+        raise BadRequest(f"soul: no soul named '{name}' (known: {known})")
+    return soul
+
+
+def _tool_names(
+    host: RunHost, request: RunRequest, allowed: Sequence[str], soul: Soul | None
+) -> list[str]:
+    """The names the run may call: the allowed ones, capped by the request (and, for a run a
+    peer's run delegated, by its parent's tools), then by the soul."""
+    only_tools = request.only_tools
+    if request.parent is not None:
+        parent_run = host.runs.runs.get(request.parent)
+        if parent_run is not None and parent_run.peer is not None:
+            inherited = set(parent_run.tool_names)
+            only_tools = tuple(
+                n
+                for n in (parent_run.tool_names if only_tools is None else only_tools)
+                if n in inherited
+            )
+    names = [
+        n
+        for n in allowed
+        if n not in request.exclude_tools and (only_tools is None or n in only_tools)
+    ]
+    return soul.tool_names(names) if soul else names
+
+
+def _materialize(host: RunHost, chat: ChatRequest, session_id: str) -> str | None:
+    """The session's context digest, its attachments and notebook put in first."""
+    # the folders are made when something goes in: here, or when the session's kernel starts
+    materializing = bool(chat.attachments or chat.notebook)
+    workspace = host.kernels.workspace(session_id, create=materializing)
+    if materializing:
+        paths = [*chat.attachments, *([chat.notebook] if chat.notebook else [])]
+        workspace.materialize(host.root_dir, paths, host.log)
+    return workspace.context_digest()  # from the gateway's record, not the session
+
+
+def _started(
+    request: RunRequest,
+    plan: _Plan,
+    body: AgentChatBody,
+    manifest: dict[str, Any],
+    context: dict[str, Any],
+) -> dict[str, Any]:
+    """``run.started``'s data (DESIGN 3.6)."""
+    started: dict[str, Any] = {
+        "session_id": plan.session_id,
+        "prompt": body.message,  # the run log keeps what was asked, for replay elsewhere
+        "soul": plan.soul.name if plan.soul else None,
+        "model": plan.model,
+        "budget": plan.limits.model_dump(),
+        "tools": plan.names,
+        "manifest": manifest,
+        "peer": request.peer,
+        "parent": request.parent,
+        "task_id": request.task_id,  # a step of this task (role chain)
+        "context": context,
+    }
+    if request.chat.mentions:  # what the model was told, for clients to show
+        started["mentions"] = [m.model_dump() for m in request.chat.mentions]
+    return started
+
+
 def _summarize_step(
-    gateway: RunHost, assembly: Assembly | None, history: SessionHistory, model: str
+    host: RunHost, assembly: Assembly | None, history: SessionHistory, model: str
 ) -> Prepare | None:
     """The run's first step when fitting dropped turns: summarize them (or, when summaries are
     off, just log the compaction)."""
@@ -202,7 +280,7 @@ def _summarize_step(
     dropped = history.turn_runs[: assembly.dropped_turns]
     # a summary among the dropped turns stands for its runs: the new one stands for them too
     covered = [*(history.summarized if None in dropped else ()), *(r for r in dropped if r)]
-    config = gateway.config
+    config = host.config
     if not config.compaction_summaries or not covered:
         compacted = assembly.compacted
 
@@ -215,12 +293,12 @@ def _summarize_step(
     window = context_window(model, config.context_tokens)
     budget = window - answer_room(window)
     return summarizing(
-        gateway.provider,
+        host.provider,
         assembly,
         covered_runs=covered,
         window_budget=budget,
         room=summary_room(budget),
         timeout=config.provider_timeout,
         ratio=history.ratio,
-        log=gateway.log,
+        log=host.log,
     )

@@ -22,6 +22,7 @@ from ..contracts.ids import Id
 from ..souls import Soul
 from .log import RunLog, close_live_logs, read_run_log
 from .manager import new_id
+from .request import RunRequest
 from .run import Run
 from .stream import EventStream
 
@@ -35,7 +36,7 @@ class TaskHost(Protocol):
 
     souls: dict[str, Soul]
 
-    def start_chat(self, request: ChatRequest, *, task_id: str | None = None) -> Run: ...
+    def start_run(self, request: RunRequest) -> Run: ...
 
     def check_model(self, model: str | None) -> str: ...
 
@@ -149,7 +150,7 @@ class TaskManager:
                 "model": task.model,
             }
         )
-        run = self.gateway.start_chat(request, task_id=task.task_id)
+        run = self.gateway.start_run(RunRequest(request, task_id=task.task_id))
         task.children.append(run)
         async for event in run.watch():
             if event is not None:

@@ -6,12 +6,25 @@ An unknown or disallowed name is a clear error result to the model, never an exe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from ..contracts.bodies import ToolCallRequest, ToolResult
 
 MAX_OUTPUT_CHARS = 20_000
 
 Implementation = Callable[[ToolCallRequest], Awaitable[ToolResult]]
+Host = TypeVar("Host")
+
+
+def bind(
+    host: Host, tool: Callable[[Host, ToolCallRequest], Awaitable[ToolResult]]
+) -> Implementation:
+    """``tool`` as an implementation: called with the services it needs (``host``)."""
+
+    async def call(request: ToolCallRequest) -> ToolResult:
+        return await tool(host, request)
+
+    return call
 
 
 def cut_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> tuple[str, bool]:

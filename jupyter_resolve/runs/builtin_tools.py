@@ -1,23 +1,25 @@
-"""What each tool name runs: the builtins in the session's scratch kernel (``python`` as a cell,
-the others through the kernel_tools bridge) and the trusted tools in the gateway (``web_fetch``,
-``artifacts.promote``, ``subagents.delegate``, and the user's-notebook tools of
-``notebook/tools.py``)."""
+"""What each builtin tool name runs: in the session's scratch kernel (``python`` as a cell, the
+others through the kernel_tools bridge), and the trusted tools in the gateway that a run owns
+(``web_fetch``, ``artifacts.promote``, ``subagents.delegate``). The user's-notebook tools are
+``notebook/tools.py``'s."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
+from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
-from ..notebook import tools as notebook
-from ..runs.run import Run
 from ..scratch.kernels import ScratchKernelUnavailable
-from .catalog import TRUSTED_TOOLS, implemented_names
-from .dispatch import Implementation, ToolDispatcher
-from .kernel import run_bridged, run_python
-from .web_fetch import web_fetch
+from ..scratch.pool import ScratchKernels
+from ..tools.catalog import TRUSTED_TOOLS, implemented_names
+from ..tools.dispatch import Implementation, ToolDispatcher, bind
+from ..tools.kernel import run_bridged, run_python
+from ..tools.web_fetch import web_fetch
+from .manager import RunManager
+from .request import RunRequest
+from .run import Run
 
 if TYPE_CHECKING:
     from ..artifacts import Artifacts
@@ -25,43 +27,28 @@ if TYPE_CHECKING:
 MAX_DELEGATIONS = 3
 
 
-class ToolHost(notebook.NotebookHost, Protocol):
-    """What the tools need of the gateway: the notebook tools' host, and more."""
+class ToolHost(Protocol):
+    """What the builtin tools need: the runs, the scratch kernels, the artifact store, and
+    starting a run (a delegation)."""
+
+    config: Resolve
+    runs: RunManager
+    kernels: ScratchKernels
 
     @property
     def artifacts(self) -> Artifacts: ...
 
-    def start_chat(
-        self,
-        request: ChatRequest,
-        *,
-        parent: str | None = None,
-        exclude_tools: tuple[str, ...] = (),
-    ) -> Run: ...
+    def start_run(self, request: RunRequest) -> Run: ...
 
 
-Tool = Callable[["ToolHost", ToolCallRequest], Awaitable[ToolResult]]
-
-
-def register_tools(tools: ToolDispatcher, host: ToolHost) -> None:
-    """Register every implemented tool on ``tools``."""
+def register_builtin_tools(tools: ToolDispatcher, host: ToolHost) -> None:
+    """Register every builtin and the run's trusted tools on ``tools``."""
     for name in implemented_names():
         if name not in TRUSTED_TOOLS:
             tools.register(name, kernel_tool(host, name))
-    tools.register("web_fetch", _bind(host, fetch))
-    tools.register("artifacts.promote", _bind(host, promote))
-    tools.register("subagents.delegate", _bind(host, delegate))
-    tools.register("notebook_variables", _bind(host, notebook.notebook_variables))
-    tools.register("inspect_variable", _bind(host, notebook.inspect_variable))
-    tools.register("snapshot_variable", _bind(host, notebook.snapshot_variable))
-    tools.register("notebook_propose", _bind(host, notebook.notebook_propose))
-
-
-def _bind(host: ToolHost, tool: Tool) -> Implementation:
-    async def call(request: ToolCallRequest) -> ToolResult:
-        return await tool(host, request)
-
-    return call
+    tools.register("web_fetch", bind(host, fetch))
+    tools.register("artifacts.promote", bind(host, promote))
+    tools.register("subagents.delegate", bind(host, delegate))
 
 
 def kernel_tool(host: ToolHost, name: str) -> Implementation:
@@ -130,8 +117,8 @@ async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
         }
     )
     try:
-        child = host.start_chat(
-            child_request, parent=run.run_id, exclude_tools=("subagents.delegate",)
+        child = host.start_run(
+            RunRequest(child_request, parent=run.run_id, exclude_tools=("subagents.delegate",))
         )
     except ResolveError as exc:
         return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")

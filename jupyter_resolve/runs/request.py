@@ -1,0 +1,24 @@
+"""The one request that starts a run, as every edge builds it: the API and the facade, A2A
+jobs, MCP's ``ask``, a task's steps and a delegation (runs/start.py takes it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..contracts.bodies import ChatRequest
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A chat, and who starts the run and with which tools.
+
+    ``only_tools`` (not None) caps the run's tools to those names (a peer's grant: empty means
+    none, a model-only answer); ``exclude_tools`` takes names out. A run delegated by a peer's
+    run never gets a tool its parent did not have."""
+
+    chat: ChatRequest
+    peer: str | None = None  # the A2A peer the run works for
+    parent: str | None = None  # the run that delegated this one
+    task_id: str | None = None  # the task whose step this run is (role chain)
+    exclude_tools: tuple[str, ...] = ()
+    only_tools: tuple[str, ...] | None = None
