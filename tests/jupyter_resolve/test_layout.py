@@ -1,17 +1,38 @@
 """The package's layout, read from its source with ``ast`` (nothing is imported): no import
-cycle among jupyter_resolve modules (``TYPE_CHECKING`` and function-local imports count), no
-module over 400 lines, no service importing a handler, and ``contracts/`` pure — no I/O
-library, nothing of the package outside ``contracts/`` (issue 15)."""
+cycle among jupyter_resolve modules (``TYPE_CHECKING`` and function-local imports count), none
+among its subpackages and top-level modules either, no module over 400 lines, no function over
+80, no service importing a handler, and ``contracts/`` pure — no I/O library, nothing of the
+package outside ``contracts/`` (issues 15, 32).
+
+The layers, lowest first; a layer imports only the ones below it:
+
+- ``contracts`` (pure), ``_version``;
+- ``providers``, ``runtime``, ``scratch``, ``souls``; then ``config_models``, ``config``;
+  ``artifacts``;
+- ``tools``: the catalogue, the dispatcher and the executors (scratch kernel, web);
+- ``runs``: a run and everything it owns — its start (one ``RunRequest``), its tool calls
+  (gate, budget, approval, ``tool.*`` events), its rounds' fitting, its notes, tasks;
+- ``notebook``, ``peer``, ``mcp``: the user's notebook and the protocol edges, each taking a
+  narrow ``Protocol`` of what it needs (``NotebookHost``, ``JobHost``, ``WorkbenchHost``),
+  never the gateway;
+- ``wiring`` (the services built and handed to each other), then ``gateway`` (them behind one
+  object);
+- ``handlers``, then ``extension``; ``cli`` and ``magics`` (which reads the notebook's
+  inspector) stand apart.
+"""
 
 from __future__ import annotations
 
 import ast
+from itertools import pairwise
 from pathlib import Path
 
 import jupyter_resolve
+import kernel_tools
 
 PACKAGE = Path(jupyter_resolve.__file__).parent
 MAX_LINES = 400
+MAX_FUNCTION_LINES = 80
 IO_MODULES = {
     "tornado",
     "httpx",
@@ -98,6 +119,55 @@ def test_no_import_cycle() -> None:
     graph = package_graph()
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def unit_of(module: str) -> str:
+    """The subpackage or top-level module ``module`` belongs to (``jupyter_resolve.runs``,
+    ``jupyter_resolve.gateway``); the package's own ``__init__`` is ``jupyter_resolve``."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph() -> dict[str, set[str]]:
+    """The module graph collapsed to subpackages and top-level modules."""
+    graph: dict[str, set[str]] = {}
+    for name, deps in package_graph().items():
+        unit = unit_of(name)
+        graph.setdefault(unit, set()).update(unit_of(d) for d in deps if unit_of(d) != unit)
+    return graph
+
+
+def test_no_subpackage_cycle() -> None:
+    """A subpackage is one layer (see the docstring above): no loop through two of them."""
+    cycle = find_cycle(unit_graph())
+    edges = package_graph()
+    behind = [  # the module imports behind each edge of the loop
+        f"\n  {a} -> {b}: "
+        + ", ".join(
+            sorted(
+                f"{m} -> {d}"
+                for m, deps in edges.items()
+                if unit_of(m) == a
+                for d in deps
+                if unit_of(d) == b
+            )
+        )
+        for a, b in pairwise(cycle or [])
+    ]
+    assert cycle is None, "subpackage cycle: " + " -> ".join(cycle or []) + "".join(behind)
+
+
+def test_no_function_over_80_lines() -> None:
+    """In ``jupyter_resolve/`` and ``kernel_tools/``: a function's lines, from ``def`` to its
+    last line (decorators not counted)."""
+    long = {}
+    for root in (PACKAGE, Path(kernel_tools.__file__).parent):
+        for path in sorted(root.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if n > MAX_FUNCTION_LINES:
+                        long[f"{path.relative_to(root.parent)}:{node.name}"] = n
+    assert long == {}
 
 
 def test_services_import_no_handler() -> None:
