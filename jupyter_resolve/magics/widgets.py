@@ -1,9 +1,16 @@
 """The live ipywidgets view of a run.
 
-Answer text is Markdown, re-rendered in place as it arrives (throttled); reasoning sits in a
-collapsed Accordion; every tool call is a card (name, arguments, status, output, images) with
-Approve/Deny buttons while it waits for a person; a footer shows rounds, tokens and elapsed time.
+Answer text is Markdown, re-rendered in place as it arrives; reasoning sits in a collapsed
+Accordion whose title counts its words as it grows; every tool call is a card (name, arguments,
+status, output, images) with Approve/Deny buttons while it waits for a person; a footer shows
+rounds, tokens and elapsed time.
 The display also carries the run as Markdown, for frontends that cannot render widgets.
+
+Growing parts (each text block, the reasoning, the footer) are throttled, not debounced: one is
+sent at most every ``TEXT_INTERVAL`` while its events keep coming, so a model streaming pieces
+15 ms apart shows ~10 states a second; what a throttle held back goes out before a tool card and
+at the end. Sending every piece would resend the whole growing text each time (quadratic bytes
+through the kernel, the server and the browser, which then trail far behind the run).
 
 Everything shown passes through :mod:`.safe_html` first: the Output widget renders as trusted,
 so model, tool and run-log content is sanitized (or escaped) before it gets there.
@@ -24,7 +31,7 @@ from .safe_html import markdown_block, markdown_html, tool_bundle
 from .view_model import Part, RunView, TextBlock, ToolCard
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing text block
+TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing part (text, reasoning, footer)
 
 
 def _pre(text: str, style: str = "") -> str:
@@ -127,7 +134,9 @@ class WidgetView:
         self.root = w.VBox([self.header, self.reasoning, self.timeline, self.errors, self.footer])
         self.cards: dict[str, _Card] = {}
         self.texts: dict[int, Any] = {}
-        self._rendered: dict[int, tuple[int, float]] = {}
+        self._rendered: dict[int, int] = {}  # text block → length shown
+        self._shown_at: dict[str, float] = {}  # growing part → when it was last sent
+        self._reasoning_shown = 0  # characters of reasoning shown
         self.started = time.monotonic()
         self._handle: Any = None
 
@@ -177,25 +186,48 @@ class WidgetView:
                 f"session {html.escape(view.session_id)} · {html.escape(view.run_id)}</span>"
             )
         elif part == "text":
+            self._reasoning(view, True)  # the reasoning before the answer shows whole
             self._text(view, int(key), force)
         elif part == "reasoning":
-            self.reasoning.layout.display = "flex"
-            self.reasoning_text.value = _pre(view.reasoning, "color: #666;")
+            self._reasoning(view, force)
         elif part == "tool":
-            self._flush_text(view)  # text held back by the throttle shows before the card
+            self._flush(view)  # what the throttle held back shows before the card
             self._card(view, view.tools[key])
         elif part == "error":
             self.errors.value = "".join(
                 f'<div style="color:#c33">{html.escape(e)}</div>' for e in view.errors
             )
-        self.footer.value = (
-            f'<span style="color:#777; font-size: 90%">'
-            f"{html.escape(view.footer_text(time.monotonic() - self.started))}</span>"
-        )
+        self._footer(view, time.monotonic() - self.started, force)
 
-    def _flush_text(self, view: RunView) -> None:
+    def _due(self, part: str, force: bool) -> bool:
+        """Whether ``part`` may be sent now (then it counts as sent): the throttle."""
+        now = time.monotonic()
+        if not force and now - self._shown_at.get(part, -TEXT_INTERVAL) < TEXT_INTERVAL:
+            return False
+        self._shown_at[part] = now
+        return True
+
+    def _flush(self, view: RunView) -> None:
+        self._reasoning(view, True)
         for index in list(self.texts):
             self._text(view, index, True)
+
+    def _reasoning(self, view: RunView, force: bool) -> None:
+        if self._reasoning_shown == len(view.reasoning) or not self._due("reasoning", force):
+            return
+        self._reasoning_shown = len(view.reasoning)
+        self.reasoning.layout.display = "flex"
+        words = len(view.reasoning.split())
+        self.reasoning.set_title(0, f"Reasoning ({words:,} word{'s' if words != 1 else ''})")
+        self.reasoning_text.value = _pre(view.reasoning, "color: #666;")
+
+    def _footer(self, view: RunView, elapsed: float | None, force: bool) -> None:
+        text = (
+            f'<span style="color:#777; font-size: 90%">'
+            f"{html.escape(view.footer_text(elapsed))}</span>"
+        )
+        if text != self.footer.value and self._due("footer", force):
+            self.footer.value = text
 
     def _text(self, view: RunView, index: int, force: bool) -> None:
         block = view.blocks[index]
@@ -205,11 +237,9 @@ class WidgetView:
         if out is None:
             out = self.texts[index] = self._w.Output()
             self.timeline.children = (*self.timeline.children, out)
-        length, at = self._rendered.get(index, (0, 0.0))
-        now = time.monotonic()
-        if length == len(block.text) or (not force and now - at < TEXT_INTERVAL):
+        if self._rendered.get(index, 0) == len(block.text) or not self._due(f"text {index}", force):
             return
-        self._rendered[index] = (len(block.text), now)
+        self._rendered[index] = len(block.text)
         safe = markdown_html(block.text, allow_remote_images=self.allow_remote_images)
         out.outputs = (_display_data({"text/html": safe, "text/plain": block.text}),)
 
@@ -226,6 +256,7 @@ class WidgetView:
                 widgets.show_proposal(proposal)
 
     def finish(self, view: RunView, elapsed: float | None) -> None:
+        self._reasoning(view, True)
         for index, block in enumerate(view.blocks):
             if isinstance(block, TextBlock):
                 self._text(view, index, True)
@@ -237,10 +268,7 @@ class WidgetView:
                 f'<div style="background:#fff4e5; padding:4px"><b>No answer.</b> '
                 f"{html.escape(summary)}</div>"
             )
-        self.footer.value = (
-            f'<span style="color:#777; font-size: 90%">'
-            f"{html.escape(view.footer_text(elapsed))}</span>"
-        )
+        self._footer(view, elapsed, True)
         if self._handle is not None:
             markdown = to_markdown(view, elapsed=elapsed, inline_images=True)
             self._handle.update(self._bundle(markdown), raw=True)

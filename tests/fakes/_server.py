@@ -279,12 +279,15 @@ def main(server_class: type[FakeServer], argv: list[str] | None = None) -> None:
     parser.add_argument("--scenario", default="text", choices=sorted(server_class.registry))
     parser.add_argument("--scenario-file", type=Path, help="JSON list of replies (overrides)")
     parser.add_argument("--chunks", type=int, default=None, help="chunk count for 'long'")
+    parser.add_argument("--pace", type=float, default=None, help="seconds between 'long' chunks")
     args = parser.parse_args(argv)
 
     async def serve() -> None:
         params: dict[str, Any] = {}
         if args.chunks is not None and args.scenario == "long":
             params["chunks"] = args.chunks
+        if args.pace is not None and args.scenario == "long":
+            params["pace"] = args.pace
         scenario: str | Scenario = args.scenario
         if args.scenario_file is not None:
             scenario = [Reply.from_json(o) for o in json.loads(args.scenario_file.read_text())]

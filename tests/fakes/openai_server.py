@@ -199,11 +199,13 @@ def hang() -> Scenario:
     return [Reply(hang=True)]
 
 
-def long(chunks: int = 200) -> Scenario:
-    frames = [sse(chunk({"role": "assistant", "content": ""}))]
-    frames += [sse(chunk({"content": f"tok{i} "})) for i in range(chunks)]
+def long(chunks: int = 200, pace: float = 0.0) -> Scenario:
+    """``chunks`` text pieces ``tok0 tok1 …``; with ``pace``, each written that many seconds
+    after the one before (a model streaming steadily, as views must show it)."""
+    frames: list[bytes | Part] = [sse(chunk({"role": "assistant", "content": ""}))]
+    frames += [Part(sse(chunk({"content": f"tok{i} "})), delay=pace) for i in range(chunks)]
     frames += [sse(chunk({}, "stop")), sse(usage(completion=chunks)), DONE]
-    return [stream(list(frames))]
+    return [stream(frames)]
 
 
 def parallel_ollama() -> Scenario:

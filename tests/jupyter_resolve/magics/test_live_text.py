@@ -1,0 +1,113 @@
+"""Issue 30 point 1: ``%resolve`` shows its answer while it streams. A notebook cell runs headless
+with nbclient against a real server whose provider (the fake OpenAI server) writes a piece of
+reasoning, then of text, every 15 ms; the widget states the kernel sends, in the order it sends
+them, must hold partial reasoning and partial answers before the whole ones (an order of states,
+never a stopwatch), and a growing part is resent at most ~10 times a second, not per piece."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from itertools import pairwise
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.fakes._server import Part
+from tests.fakes.openai_server import DONE, chunk, sse, stream, usage
+from tests.jupyter_resolve.magics.server import RunningServer, running_server
+from tests.jupyter_resolve.magics.test_magics_session import FakeInThread
+
+pytestmark = pytest.mark.timeout(300)
+KEY_ENV = "RESOLVE_TEST_STEADY_KEY"
+PACE = 0.015  # seconds between the provider's pieces
+PIECES = 120
+ANSWER = "".join(f"tok{i} " for i in range(PIECES))
+REASONING = "".join(f"why{i} " for i in range(PIECES))
+
+
+def steady_reply() -> Any:
+    """Reasoning, then the answer, a piece every PACE seconds."""
+    pieces = [chunk({"reasoning": f"why{i} "}) for i in range(PIECES)]
+    pieces += [chunk({"content": f"tok{i} "}) for i in range(PIECES)]
+    frames: list[bytes | Part] = [sse(chunk({"role": "assistant", "content": ""}))]
+    frames += [Part(sse(piece), delay=PACE) for piece in pieces]
+    return stream([*frames, sse(chunk({}, "stop")), sse(usage()), DONE])
+
+
+class RecordingClient(NotebookClient):  # type: ignore[misc]
+    """nbclient, keeping every widget state update in the order the kernel sent it."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.updates: list[dict[str, Any]] = []
+
+    def handle_comm_msg(self, outs: list[Any], msg: dict[str, Any], cell_index: int) -> None:
+        state = msg["content"].get("data", {}).get("state")
+        if isinstance(state, dict):
+            self.updates.append(state)
+        super().handle_comm_msg(outs, msg, cell_index)
+
+
+@pytest.fixture(scope="module")
+def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with FakeInThread([steady_reply()]) as fake:
+        os.environ[KEY_ENV] = "sk-test"
+        args = (
+            "--Resolve.provider=openai",
+            f"--Resolve.base_url={fake.base_url}",
+            "--Resolve.model=fake-model",
+            f"--Resolve.api_key_env={KEY_ENV}",
+        )
+        try:
+            with running_server(tmp_path_factory.mktemp("steady"), *args) as server:
+                yield server
+        finally:
+            os.environ.pop(KEY_ENV, None)
+
+
+def run(server: RunningServer, *sources: str) -> tuple[Any, RecordingClient]:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    client = RecordingClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(server.root)}},
+    )
+    client.execute(env=server.kernel_env())
+    return notebook, client
+
+
+def shown(updates: list[dict[str, Any]], prefix: str) -> list[str]:
+    """What the widgets showed that starts with ``prefix``, in the order it was sent: the
+    answer's Output widget (its text/plain) and the reasoning's HTML (its text, unwrapped)."""
+    texts = []
+    for state in updates:
+        for output in state.get("outputs") or []:
+            texts.append(str(output.get("data", {}).get("text/plain", "")))
+        value = state.get("value")
+        if isinstance(value, str) and value.startswith("<pre"):
+            texts.append(value[value.index(">") + 1 : value.rindex("</pre>")])
+    return [text for text in texts if text.startswith(prefix)]
+
+
+def grew_in_view(texts: list[str], whole: str) -> list[str]:
+    """The partial states before the whole one; they must grow, the whole must come last."""
+    assert texts and texts[-1] == whole, texts[-3:]
+    partial = [t for t in texts[:-1] if len(t) < len(whole) and whole.startswith(t)]
+    assert all(len(a) < len(b) for a, b in pairwise(partial)), partial
+    return partial
+
+
+def test_resolve_shows_reasoning_and_text_while_they_stream(steady: RunningServer) -> None:
+    count = 'print("EVENTS", sum(e["type"] == "reasoning.delta" for e in _resolve.events))'
+    notebook, client = run(steady, "%load_ext jupyter_resolve", "%resolve count for me", count)
+    reasoning = grew_in_view(shown(client.updates, "why0"), REASONING)
+    answer = grew_in_view(shown(client.updates, "tok0"), ANSWER)
+    # several partial states of each: they grew in view while the run went on
+    assert len(reasoning) >= 3 and len(answer) >= 3, (reasoning, answer)
+    # throttled, not sent per piece: each state resends the whole text so far
+    events = int(notebook.cells[2].outputs[0]["text"].split()[1])
+    assert len(reasoning) < events / 2, (len(reasoning), events)
