@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import REPO, SSE, parse_sse_block, runtime_binary
-from tests.launcher import free_port
+from tests.launcher import free_port, start_process
 
 VENV_BIN = Path(sys.executable).parent
 PASSWORD = "resolve-hub-test"
@@ -242,14 +242,12 @@ def running_hub(workdir: Path, proxy: str) -> Iterator[Hub]:
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["CONFIGPROXY_AUTH_TOKEN"] = secrets.token_hex(32)
     log = open(workdir / "hub.log", "wb")  # closed in the finally below
-    proc = subprocess.Popen(
+    proc = start_process(  # its own session, as the launcher's servers
         [str(VENV_BIN / "jupyterhub"), "-f", str(config)],
         cwd=workdir,
         env=env,
-        stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
-        start_new_session=True,
     )
     hub = Hub(f"http://127.0.0.1:{ports[0]}", token, workdir, proc)
     try:
