@@ -64,3 +64,42 @@ def test_the_route_reader_sees_arguments_and_prefixes() -> None:
     assert template(r"/resolve/api/runs/(?P<run_id>[^/]+)/events") == "/resolve/api/runs/{}/events"
     text = "`GET /resolve/api/runs/{id}/events` and `<base_url>resolve/peer/a2a`."
     assert documented_paths(text) == {"/resolve/api/runs/{}/events", "/resolve/peer/a2a"}
+
+
+# where the architecture page's short paths (`runs/start.py`, `sse.ts`) live
+SHORT_PATH_ROOTS = (ROOT / "jupyter_resolve", ROOT / "labextension/src")
+REPO_PREFIXES = (
+    "jupyter_resolve/",
+    "kernel_tools/",
+    "native/",
+    "labextension/",
+    "tests/",
+    "bench/",
+    "docs/",
+)
+
+
+def code_paths(text: str) -> list[str]:
+    """Paths written as code in a page: ``foo/bar.py``, ``tests/hub/``; placeholders left out."""
+    tokens = re.findall(r"`([^`\s]+)`", text)
+    return [t for t in tokens if re.fullmatch(r"[\w./-]+", t) and ("/" in t or "." in t)]
+
+
+def exists(path: str, short: bool) -> bool:
+    if path.startswith(REPO_PREFIXES):
+        return (ROOT / path).exists()
+    if not short or not re.search(r"\.(py|ts|tsx)$", path):
+        return True  # not a path of this repository (a file of the user's, a URL path)
+    if "/" in path:
+        return any((root / path).exists() for root in SHORT_PATH_ROOTS)
+    return any(any(root.rglob(path)) for root in SHORT_PATH_ROOTS)
+
+
+@pytest.mark.parametrize(
+    "page", sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if "_build" not in p.parts)
+)
+def test_the_files_a_page_names_exist(page: str) -> None:
+    short = page in ("architecture.md", "contributing.md")
+    text = (DOCS / page).read_text()
+    missing = [p for p in code_paths(text) if not exists(p, short)]
+    assert not missing, f"docs/{page} names files that are not in the repository: {missing}"
