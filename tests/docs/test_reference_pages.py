@@ -103,3 +103,12 @@ def test_the_files_a_page_names_exist(page: str) -> None:
     text = (DOCS / page).read_text()
     missing = [p for p in code_paths(text) if not exists(p, short)]
     assert not missing, f"docs/{page} names files that are not in the repository: {missing}"
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    text = (ROOT / "README.md").read_text()
+    links = [link.split("#")[0] for link in re.findall(r"\]\(([^)\s]+)\)", text)]
+    local = [link for link in links if link and not re.match(r"[a-z]+:", link)]
+    assert local, "the README links into docs/"
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, f"README.md links to files that are not there: {missing}"
