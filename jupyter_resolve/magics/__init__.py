@@ -17,12 +17,21 @@ from typing import Any
 def load_magics(ipython: Any) -> None:
     """Register the magics on ``ipython``."""
     from .completion import register_completion
-    from .line import keep_question_marks
+    from .line import keep_question_marks, questions_read_as_help
     from .magics import ResolveMagics
 
     magics = ResolveMagics(ipython)
     ipython.register_magics(magics)
     register_completion(ipython, magics.client)  # %resolve --model <TAB>
     cleanup = ipython.input_transformers_cleanup
-    if keep_question_marks not in cleanup:  # loading twice registers it once
-        cleanup.append(keep_question_marks)
+    if keep_question_marks in cleanup:  # loading twice registers it once
+        return
+    cleanup.append(keep_question_marks)
+    unasked = questions_read_as_help(ipython)
+    if unasked:
+        print(
+            f"IPython read {unasked[0]!r} in this cell as a help request (for the word before "
+            "the '?'), before jupyter_resolve was loaded, so the agent was not asked. The "
+            "extension is loaded now: run the cell again, or keep %load_ext jupyter_resolve "
+            "in a cell of its own."
+        )

@@ -91,3 +91,19 @@ def keep_question_marks(lines: list[str]) -> list[str]:
         indent, prompt, end = match.group(1), match.group(2).strip(), match.group(3) or ""
         out.append(f"{indent}get_ipython().run_line_magic('resolve', {prompt!r}){end}")
     return out
+
+
+LOAD_LINE = re.compile(r"^[ \t]*%(re)?load_ext[ \t]+jupyter_resolve[ \t]*$")
+
+
+def questions_read_as_help(ipython: Any) -> list[str]:
+    """The ``%resolve …?`` lines after ``%load_ext jupyter_resolve`` in the cell running now.
+    IPython transforms a whole cell before running it, so in the cell that loads the extension
+    such lines already became help requests (:func:`keep_question_marks` was not there yet)."""
+    history = getattr(ipython, "history_manager", None)
+    cells = getattr(history, "input_hist_raw", None) or [""]
+    lines = str(cells[-1]).splitlines()
+    loads = [i for i, line in enumerate(lines) if LOAD_LINE.match(line)]
+    if not loads:
+        return []
+    return [line.strip() for line in lines[loads[0] + 1 :] if QUESTION_LINE.match(line)]

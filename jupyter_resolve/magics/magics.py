@@ -14,7 +14,8 @@ Consecutive calls continue one session (the server keeps its conversation; its s
 keeps its variables). ``--new`` starts a fresh session and asks in it; following calls continue
 the new one. ``history`` shows this kernel's session transcript; ``forget`` starts a new session
 from the next call on (the old one stays on the server, under the id it names). Interrupting
-the cell cancels the run on the gateway. The result is returned and stored as ``_resolve``.
+the cell cancels the run on the gateway and says so in one line. The result is stored as
+``_resolve`` (not returned: a cell ending in ``%resolve`` shows the run, not an ``Out[n]``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
 from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
+from .watch import RunInterrupted, cancel_and_drain, interrupted_note
 
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget")
-DRAIN_SECONDS = 15.0
 
 
 @magics_class
@@ -99,19 +100,27 @@ class ResolveMagics(Magics):
 
     @no_var_expand
     @line_cell_magic
-    def resolve(self, line: str, cell: str | None = None) -> ResolveResult | None:
+    def resolve(self, line: str, cell: str | None = None) -> None:
         """Ask jupyter-resolve: ``%resolve [--new] PROMPT`` or ``%%resolve [options]`` + body;
         ``%resolve tools | souls | runs | status | cancel [RUN] | replay RUN | history | forget``
-        (``history``: this session's transcript; ``forget``: a new session from the next call)."""
+        (``history``: this session's transcript; ``forget``: a new session from the next call).
+        The run's result is stored as ``_resolve``."""
+        try:
+            self._resolve(line, cell)
+        except RunInterrupted:
+            raise
+        except KeyboardInterrupt:  # outside a run's view: nothing to cancel, nothing to trace
+            raise RunInterrupted("Interrupted.") from None
+
+    def _resolve(self, line: str, cell: str | None) -> None:
         words = line.split()
         if cell is None and words and words[0] == "promote":
             self._promote(line.split(None, 1)[1] if len(words) > 1 else "")
-            return None
+            return
         if cell is None and words and words[0] in SUBCOMMANDS:
             words = [interpolate(word, self.namespace) for word in words]
-            handled, result = self._subcommand(words)
-            if handled:
-                return result
+            if self._subcommand(words):
+                return
         options, rest = parse_options(line)
         prompt = cell if cell is not None else rest
         if cell is not None and rest:
@@ -123,7 +132,7 @@ class ResolveMagics(Magics):
                 "%resolve needs a prompt: %resolve [--new] QUESTION, or %%resolve + a body; "
                 "or one of: " + " | ".join(SUBCOMMANDS) + " | promote"
             )
-        return self.ask(prompt, options)
+        self.ask(prompt, options)
 
     def ask(self, prompt: str, options: Options) -> ResolveResult:
         """Start a run (or a task) and show it until it ends."""
@@ -174,7 +183,8 @@ class ResolveMagics(Magics):
     def show(
         self, client: ResolveClient, events: Iterator[dict[str, Any]], *, live: bool
     ) -> ResolveResult:
-        """Fold events into a view as they arrive; on interrupt, cancel the run and say so."""
+        """Fold events into a view as they arrive; on interrupt, cancel the run and end the cell
+        with :class:`RunInterrupted` (one line, no traceback)."""
         view = RunView()
         decided: set[str] = set()  # proposals decided from this cell
 
@@ -203,7 +213,7 @@ class ResolveMagics(Magics):
             if close is not None:
                 close()
             if live:
-                self._cancel_and_drain(client, view, ui)
+                cancel_and_drain(client, view, ui)
         finally:
             result = ResolveResult.of(view)
             self.namespace["_resolve"] = result
@@ -217,53 +227,32 @@ class ResolveMagics(Magics):
             self.shell.set_next_input(accepted_code(view, decided), replace=False)
         ui.finish(view, time.monotonic() - started if live else None)
         if interrupted:
-            raise KeyboardInterrupt
+            raise RunInterrupted(interrupted_note(view, live=live)) from None
         return result
-
-    def _cancel_and_drain(self, client: ResolveClient, view: RunView, ui: Any) -> None:
-        if not view.run_id and not view.task_id:
-            return
-        try:
-            after = max((int(e.get("seq") or 0) for e in view.events), default=0)
-            if view.task_id:
-                client.post_json(f"resolve/api/tasks/{view.task_id}/cancel")
-                rest = client.stream(
-                    "GET", f"resolve/api/tasks/{view.task_id}/events?after={after}"
-                )
-            else:
-                client.cancel(view.run_id)
-                rest = client.events(view.run_id, after=after)
-            deadline = time.monotonic() + DRAIN_SECONDS
-            for event in rest:
-                part, key = view.apply(event)
-                ui.update(view, part, key)
-                if view.completed or time.monotonic() > deadline:
-                    break
-        except ClientError as exc:
-            view.errors.append(f"cancel: {exc.message}")
 
     # -- subcommands ----------------------------------------------------------------------------
 
-    def _subcommand(self, words: list[str]) -> tuple[bool, ResolveResult | None]:
-        """Run ``words`` as a subcommand; (False, None) when they are a prompt instead."""
+    def _subcommand(self, words: list[str]) -> bool:
+        """Run ``words`` as a subcommand; False when they are a prompt instead."""
         name, args = words[0], words[1:]
         if name in ("tools", "souls", "runs", "status", "history", "forget") and args:
-            return False, None
+            return False
         if name == "cancel" and len(args) > 1:
-            return False, None
+            return False
         if name == "replay" and len(args) != 1:
             if args:
-                return False, None
+                return False
             raise UsageError("%resolve replay RUN: which run? (%resolve runs lists them)")
         client = self.client()
         try:
             if name == "replay":
                 self.last_run_id = args[0]
-                return True, self.show(client, client.events(args[0], after=0), live=False)
-            getattr(self, f"_{name}")(client, *args)
+                self.show(client, client.events(args[0], after=0), live=False)
+            else:
+                getattr(self, f"_{name}")(client, *args)
         except ClientError as exc:
             raise UsageError(exc.message) from None
-        return True, None
+        return True
 
     def _promote(self, rest: str) -> None:
         from .promote import promote_body

@@ -39,18 +39,21 @@ def mentions(prompt: str, namespace: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def show_mentions(described: list[dict[str, str]]) -> None:
-    """Show what the model is told about each mention (escaped: values are data)."""
+    """Show what the model is told about each mention (escaped: values are data), collapsed
+    under one line naming them, as the panel does."""
     from IPython.display import display
 
+    names = ", ".join(f"@{m['name']}" for m in described)
     plain = "\n\n".join(f"@{m['name']}:\n{m['description']}" for m in described)
     blocks = "".join(
         f"<b>@{html.escape(m['name'])}</b>"
         f'<pre style="white-space: pre-wrap; margin: 2px 0">{html.escape(m["description"])}</pre>'
         for m in described
     )
+    summary = f"The model was told about {html.escape(names)}"
     bundle = {
-        "text/plain": f"Told the model:\n{plain}",
-        "text/html": f"<details open><summary>Told the model</summary>{blocks}</details>",
+        "text/plain": f"The model was told about {names}:\n{plain}",
+        "text/html": f"<details><summary>{summary}</summary>{blocks}</details>",
     }
     display(bundle, raw=True)  # type: ignore[no-untyped-call]
 

@@ -117,7 +117,8 @@ def test_with_my_notebook(server: RunningServer, executed: dict[Path, Any]) -> N
     notebook = run(REPO / "notebooks" / "with-my-notebook.ipynb", server, executed)
     text = plain(notebook)
     # @df and @arr: described from the kernel, shown as told to the model
-    assert "Told the model:\n@df:\ndf: pandas.DataFrame, shape (4, 2)" in text
+    assert "The model was told about @df" in text
+    assert "@df:\ndf: pandas.DataFrame, shape (4, 2)" in text
     assert "@arr:\narr: numpy.ndarray, shape (3, 4)" in text
     tools = ["inspect_variable", "notebook_propose", "notebook_variables", "snapshot_variable"]
     assert repr(tools) in text

@@ -74,8 +74,8 @@ def test_history_and_forget_with_words_after_them_are_prompts(
     magic: tuple[ResolveMagics, FakeClient, list[Any]],
 ) -> None:
     m, client, shown = magic
-    assert m._subcommand(["history", "of", "Rome"]) == (False, None)
-    assert m._subcommand(["forget", "it"]) == (False, None)
+    assert m._subcommand(["history", "of", "Rome"]) is False
+    assert m._subcommand(["forget", "it"]) is False
     assert client.asked == [] and shown == [] and m.session_id == "session-abc"
 
 
@@ -83,7 +83,7 @@ def test_history_asks_for_this_kernels_session(
     magic: tuple[ResolveMagics, FakeClient, list[Any]],
 ) -> None:
     m, client, shown = magic
-    assert m._subcommand(["history"]) == (True, None)
+    assert m._subcommand(["history"]) is True
     assert client.asked == ["resolve/api/sessions/session-abc/transcript"]
     assert shown == [TRANSCRIPT] and m.namespace["_resolve_transcript"] == TRANSCRIPT
 
@@ -101,7 +101,7 @@ def test_forget_drops_the_session_and_names_the_old_one(
     magic: tuple[ResolveMagics, FakeClient, list[Any]],
 ) -> None:
     m, _client, shown = magic
-    assert m._subcommand(["forget"]) == (True, None)
+    assert m._subcommand(["forget"]) is True
     assert m.session_id is None
     markdown, plain = shown[0]
     assert "session-abc" in markdown and "session-abc stays on the server" in plain

@@ -92,7 +92,10 @@ def test_at_df_reaches_the_model_and_a_proposal_times_out(
     assert "height: float64" in told and "species" in told
     assert "@b" not in told.split("---")[1]  # only variables of the kernel are mentions
     mention_output = notebook.cells[2].outputs[0]["data"]
-    assert "Told the model" in mention_output["text/plain"]
+    assert "The model was told about @df:" in mention_output["text/plain"]
+    # collapsed (issue 30 point 8): one line naming the variables, the descriptions on a click
+    summary = "<details><summary>The model was told about @df</summary>"
+    assert mention_output["text/html"].startswith(summary)
     assert "shape (3, 2)" in mention_output["text/plain"]
     assert "&lt;b&gt;a&lt;/b&gt;" in mention_output["text/html"]  # the data is escaped
     assert "<b>a</b>" not in mention_output["text/html"]
