@@ -7,8 +7,11 @@ never a stopwatch), and a growing part is resent at most ~10 times a second, not
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -111,3 +114,31 @@ def test_resolve_shows_reasoning_and_text_while_they_stream(steady: RunningServe
     # throttled, not sent per piece: each state resends the whole text so far
     events = int(notebook.cells[2].outputs[0]["text"].split()[1])
     assert len(reasoning) < events / 2, (len(reasoning), events)
+
+
+def test_terminal_ipython_prints_the_answer_while_it_streams(
+    steady: RunningServer, tmp_path: Path
+) -> None:
+    """Where widgets cannot render, the answer is printed piece by piece: the first piece is
+    on the terminal while the run has not ended on the server (its log has no run.completed)."""
+    runs = steady.root / ".resolve" / "runs"
+    before = set(runs.glob("*.jsonl")) if runs.exists() else set()
+    script = tmp_path / "ask.ipy"
+    script.write_text("%load_ext jupyter_resolve\n%resolve count for me\n")
+    env = {**steady.kernel_env(), "IPYTHONDIR": str(tmp_path / "ipython")}
+    command = [sys.executable, "-m", "IPython", "--no-banner", "--colors=nocolor", str(script)]
+    proc = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    printed, ended_when_first_seen = b"", None
+    try:
+        while piece := os.read(proc.stdout.fileno(), 65536):
+            printed += piece
+            if ended_when_first_seen is None and b"tok0 " in printed:
+                logs = set(runs.glob("*.jsonl")) - before
+                assert len(logs) == 1, logs
+                ended_when_first_seen = "run.completed" in logs.pop().read_text()
+    finally:
+        proc.stdout.close()
+        assert proc.wait(60) == 0, printed.decode()
+    assert ANSWER.strip() in printed.decode()
+    assert ended_when_first_seen is False, printed.decode()
