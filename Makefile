@@ -35,11 +35,13 @@ CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
 CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
 CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
 
-.PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean
+.PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean \
+	peer-suite-sources test-peer-suite
 
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
-	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(CLIENT_VENVS)
+	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(CLIENT_VENVS) \
+		peer-suite-sources
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
@@ -66,6 +68,11 @@ $(VENV)/%/.stamp: | $(STAMP)
 	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
 	@touch $@
 
+# jupyter_server's own tests for the installed version (its sdist, from the package index) and
+# the two pytest plugins its test extra adds, under $(VENV)/peer-suite; made once per version.
+peer-suite-sources: | $(STAMP)
+	@tests/peer_suite/fetch.sh $(VENV)
+
 labextension: $(LABEXT_OUT) $(LABEXT_INSTALL) $(STAMP)
 	@mkdir -p $(dir $(LABEXT_LINK))
 	@rm -f $(dir $(LABEXT_LINK))jupyter-resolve-labextension # its name before the plugin ids were jupyter-resolve:*
@@ -85,7 +92,7 @@ $(LABEXT_OUT): $(LABEXT_SRC)
 lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
 
-test: setup lint test-native fuzz-smoke check test-python test-panel test-browser docs
+test: setup lint test-native fuzz-smoke check test-python test-peer-suite test-panel test-browser docs
 
 test-native:
 	$(MAKE) -C native test
@@ -106,6 +113,11 @@ lint: setup
 
 check: setup
 	$(VENV)/bin/jupyter resolve check
+
+# A check nobody here wrote: jupyter_server's own tests (kernels, the server app, extensions),
+# without and with jupyter_resolve loaded in every server they make; fails when they differ.
+test-peer-suite: setup
+	$(PY) tests/peer_suite/run.py
 
 test-python: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider

@@ -216,7 +216,10 @@ class Resolve(ModelSettings, Configurable):
         "objects (with JupyterLab) that every full collection would walk, pausing the event "
         "loop, and every stream on it, for about 0.1 s on a small machine. Reference counting "
         "still frees them; only a reference cycle among them dropped later would stay in "
-        "memory. False leaves Python's collector as it is.",
+        "memory. The freeze is the process's and is never undone, so it happens once per "
+        "process, and only in a server's real start (`jupyter server`, `jupyter lab`: a server "
+        "with its own HTTP listener), never in a server a test or another program makes in its "
+        "own process. False leaves Python's collector as it is.",
     )
 
     mcp_servers = Dict(

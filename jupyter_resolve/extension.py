@@ -3,34 +3,27 @@
 Importing this module loads only the settings class: the gateway and the handlers load when
 the server initializes the extension, so a server (or ``jupyter server --help``) that never
 enables it pays nothing for them.
+
+A guest in a server other extensions share: an invalid ``c.Resolve`` setting disables the
+extension with one line in the log (health says why) and leaves the server serving; stopping
+never raises, whatever state the setup reached; what a server owns (its runtime, the token its
+kernels get) stays with that server, never in the process's ``os.environ``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_server.extension.application import ExtensionApp
+from traitlets import TraitError
 
 from .config import Resolve
-from .magics.client import TOKEN_ENV, URL_ENV
 
 if TYPE_CHECKING:
     from .gateway import Gateway
-
-
-def kernel_url(serverapp: Any) -> str:
-    """The server's URL with base_url, as a kernel on this machine reaches it."""
-    ip = serverapp.ip or ""
-    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "::": "::1"}.get(ip, ip)
-    if ":" in host:
-        host = f"[{host}]"
-    scheme = "https" if serverapp.certfile else "http"
-    base_url = "/" + str(serverapp.base_url or "/").strip("/")
-    return f"{scheme}://{host}:{serverapp.port}{base_url.rstrip('/')}/"
 
 
 class ResolveExtension(ExtensionApp):
@@ -40,10 +33,37 @@ class ResolveExtension(ExtensionApp):
     description = "A research workbench inside Jupyter."
     load_other_extensions = True
     classes = [Resolve]  # noqa: RUF012 (traitlets declares it an instance list)
-    gateway: Gateway
+    gateway: Gateway | None = None  # None: not set up (yet, or for good: see disabled)
+    disabled: str = ""  # why the extension does not serve, when it does not
     kernel_token: str = ""
+    stopped = False
 
     def initialize_settings(self) -> None:
+        try:
+            self._make_gateway()
+        except (TraitError, ValueError) as exc:  # traitlets' and pydantic's checks of c.Resolve
+            self._disable(f"invalid setting: {' '.join(str(exc).split())}")
+            return
+        except Exception as exc:  # not a setting's fault: a bug, its traceback wanted
+            self._disable(f"setup failed: {type(exc).__name__}: {exc}", exc_info=True)
+            return
+        from .kernel_env import give_kernels_the_connection
+
+        # Kernels this server starts get both, in their own environment (kernel_env.py); the
+        # token is accepted only by the /resolve/api handlers, never by the rest of Jupyter.
+        self.kernel_token = secrets.token_urlsafe(32)
+        self.settings["resolve_kernel_token"] = self.kernel_token
+        assert self.serverapp is not None
+        give_kernels_the_connection(self.serverapp, self.kernel_token, self.log)
+
+    def _disable(self, reason: str, exc_info: bool = False) -> None:
+        """Serve only the reason (handlers/disabled.py); the server goes on serving."""
+        self.gateway = None
+        self.disabled = f"jupyter-resolve is disabled: {reason}"
+        self.settings["resolve_disabled"] = self.disabled
+        self.log.error("%s", self.disabled, exc_info=exc_info)
+
+    def _make_gateway(self) -> None:
         from .gateway import Gateway
         from .handlers import internal
         from .notebook.kernels import UserKernels
@@ -55,19 +75,13 @@ class ResolveExtension(ExtensionApp):
         self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
         self.gateway.route_internal(internal.internal_routes(self.gateway), internal.log_request)
         self.settings["resolve"] = self.gateway
-        # Kernels this server starts inherit both (DESIGN 2, 8); the token is accepted only by
-        # the /resolve/api handlers, never by the rest of Jupyter.
-        self.kernel_token = secrets.token_urlsafe(32)
-        self.settings["resolve_kernel_token"] = self.kernel_token
-        self.export_kernel_env()
-
-    def export_kernel_env(self) -> None:
-        """Put ``JUPYTER_RESOLVE_URL`` and ``JUPYTER_RESOLVE_TOKEN`` in the server's environment."""
-        assert self.serverapp is not None
-        os.environ[URL_ENV] = kernel_url(self.serverapp)
-        os.environ[TOKEN_ENV] = self.kernel_token
 
     def initialize_handlers(self) -> None:
+        if self.disabled:
+            from .handlers import disabled
+
+            self.handlers.extend(disabled.routes)
+            return
         from .handlers import api, facade
         from .handlers.lazy import lazy_routes
 
@@ -79,16 +93,26 @@ class ResolveExtension(ExtensionApp):
         self.handlers.extend(handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        self.export_kernel_env()  # the port is final once the server listens
-        await self.gateway.start()
-        if self.gateway.config.freeze_startup_objects:
-            from .startup_gc import freeze_startup_objects
+        gateway = self.gateway
+        if gateway is None:
+            return
+        await gateway.start()
+        from .startup_gc import freeze_startup_objects, is_real_start
 
+        if self.stopped:
+            return  # stopped while it started: not the process's for good
+        if gateway.config.freeze_startup_objects and is_real_start(serverapp):
             # the next turn of the loop: after the other extensions' start hooks of this turn
             asyncio.get_running_loop().call_soon(freeze_startup_objects, self.log)
 
     async def stop_extension(self) -> None:
-        if os.environ.get(TOKEN_ENV) == self.kernel_token:
-            os.environ.pop(TOKEN_ENV, None)
-            os.environ.pop(URL_ENV, None)
-        await self.gateway.stop()
+        """Stop what this server's extension started; never raises (jupyter_server's cleanup of
+        kernels, sessions and its HTTP server comes after the extensions' stops)."""
+        self.stopped = True
+        gateway = self.gateway
+        if gateway is None:
+            return
+        try:
+            await gateway.stop()
+        except Exception:
+            self.log.exception("jupyter-resolve: stopping the gateway failed")

@@ -105,9 +105,16 @@ class Gateway:
         self._internal_routes = list(routes)
         self._internal_log = log_function
 
+    _stopping = False  # set by stop(): nothing starts after it
+
     async def start(self) -> None:
-        """Bind the internal listener and start the runtime (idempotent)."""
+        """Bind the internal listener and start the runtime (idempotent). Nothing once
+        :meth:`stop` began: a request during the server's stop does not start it again."""
+        if self._stopping:
+            return
         async with self._start_lock:
+            if self._stopping:
+                return
             if self._internal_server is None:
                 # hundreds of runs can call back at once (the kernel caps it at somaxconn)
                 self._sockets = bind_sockets(0, "127.0.0.1", backlog=1024)
@@ -123,8 +130,13 @@ class Gateway:
         try:
             await self.supervisor.ensure_running()
         except RuntimeStartError as exc:
-            self.log.error("jupyter-resolve: %s", exc)
+            (self.log.info if self._stopping else self.log.error)("jupyter-resolve: %s", exc)
+        if self._stopping:
+            return  # stop() came during the runtime's start, and ended it
         await self.mcp.discover()
+        if self._stopping:
+            await self.mcp.stop()  # what the discovery started after stop() stopped the rest
+            return
         self._register_mcp_tools()
 
     def _register_mcp_tools(self) -> None:
@@ -257,14 +269,28 @@ class Gateway:
         }
 
     async def stop(self) -> None:
+        """Stop what :meth:`start` made, whatever state it reached, a start under way included
+        (the runtime's spawn is cancelled). Never raises: a part that fails to stop is logged
+        and the next one still stops (the server's own cleanup comes after)."""
+        self._stopping = True
         if self._cull_task is not None:
             self._cull_task.cancel()
-        await self.runs.stop()
-        await self.kernels.stop()
-        await self.mcp.stop()
-        await self.supervisor.stop()
-        if self._internal_server is not None:
-            self._internal_server.stop()
-            await self._internal_server.close_all_connections()
-            self._internal_server = None
-        await self.provider.aclose()
+
+        async def close_internal_listener() -> None:
+            server, self._internal_server = self._internal_server, None
+            if server is not None:
+                server.stop()
+                await server.close_all_connections()
+
+        for part, step in (
+            ("runs", self.runs.stop),
+            ("scratch kernels", self.kernels.stop),
+            ("MCP servers", self.mcp.stop),
+            ("runtime", self.supervisor.stop),
+            ("internal listener", close_internal_listener),
+            ("provider's client", self.provider.aclose),
+        ):
+            try:
+                await step()
+            except Exception:
+                self.log.exception("jupyter-resolve: stopping the %s failed", part)

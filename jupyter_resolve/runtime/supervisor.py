@@ -4,6 +4,11 @@ The launch token reaches the runtime through an inherited pipe (``--token-fd``),
 and never an environment: ``/proc/<pid>/environ`` keeps a process's initial environment
 readable by every process of the same user, and kernels inherit the server's. The runtime's
 environment is an allowlist, so provider keys never reach it either.
+
+Each agent-httpd belongs to the supervisor that started it, one per server: :meth:`stop` ends
+it, a start still under way included, and one whose server never stopped (its supervisor
+collected, or the process exiting) gets SIGTERM from a finalizer, through a pidfd, so a
+reused pid is never hit.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import json
 import logging
 import os
 import secrets
+import signal
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +67,8 @@ class RuntimeSupervisor:
         self._stderr_task: asyncio.Task[None] | None = None
         self._stopping = False
         self._started_at = 0.0
+        self._spawn: asyncio.Task[RuntimeClient] | None = None
+        self._reaper: weakref.finalize[Any, Any] | None = None
 
     @staticmethod
     def new_token() -> str:
@@ -86,7 +95,13 @@ class RuntimeSupervisor:
         async with self._lock:
             if self.state == "running" and self.client is not None and self._alive():
                 return self.client
-            return await self._start()
+            # A task of its own, so that stop() can cancel a start under way without
+            # cancelling the caller (a request, the server's start hook).
+            spawn = self._spawn = asyncio.create_task(self._start())
+            await asyncio.wait({spawn})
+            if spawn.cancelled():
+                raise RuntimeStartError("agent-httpd: the server stopped while it started")
+            return spawn.result()
 
     async def exited(self, within: float) -> bool:
         """True when the runtime process has exited, or exits within ``within`` seconds."""
@@ -103,6 +118,8 @@ class RuntimeSupervisor:
         return self._proc is not None and self._proc.returncode is None
 
     async def _start(self) -> RuntimeClient:
+        if self._stopping:
+            raise RuntimeStartError("agent-httpd: not started, the server is stopping")
         if not Path(self.binary).is_file():
             self.state = "failed"
             self.last_error = f"agent-httpd not found at {self.binary}; run `make setup`"
@@ -139,24 +156,20 @@ class RuntimeSupervisor:
             raise RuntimeStartError(self.last_error) from exc
         finally:
             os.close(token_fd)  # the child has its copy; it closes it once read
+        if self._reaper is not None:
+            self._reaper()  # the runtime before, gone: its pidfd closed
         self._proc = proc
+        self._reaper = weakref.finalize(self, _terminate, _pidfd(proc.pid), proc.pid)
         try:
-            assert proc.stdout is not None
-            line = await asyncio.wait_for(proc.stdout.readline(), self.start_timeout)
-            port = int(json.loads(line)["port"])
-        except (asyncio.TimeoutError, ValueError, KeyError, TypeError) as exc:
-            err = b""
-            if proc.stderr is not None and proc.returncode is not None:
-                err = await proc.stderr.read(2000)
+            port = await self._read_port(proc)
+            self._stderr_task = asyncio.create_task(self._pump_stderr(proc))
+            if self.client is not None:
+                await self.client.aclose()
+            self.client = RuntimeClient(f"http://127.0.0.1:{port}", self.token)
+            health = await self.client.health()
+        except BaseException:  # a failed check, or stop() cancelling: no process left behind
             await self._kill(proc)
-            self.state = "failed"
-            self.last_error = f"agent-httpd did not report its port: {err.decode(errors='replace')}"
-            raise RuntimeStartError(self.last_error) from exc
-        self._stderr_task = asyncio.create_task(self._pump_stderr(proc))
-        if self.client is not None:
-            await self.client.aclose()
-        self.client = RuntimeClient(f"http://127.0.0.1:{port}", self.token)
-        health = await self.client.health()
+            raise
         self.version = str(health.get("version"))
         self.state = "running"
         self.last_error = None
@@ -165,6 +178,21 @@ class RuntimeSupervisor:
         if self._watch_task is None or self._watch_task.done():
             self._watch_task = asyncio.create_task(self._watch())
         return self.client
+
+    async def _read_port(self, proc: asyncio.subprocess.Process) -> int:
+        """The port agent-httpd announces on its first line."""
+        try:
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(proc.stdout.readline(), self.start_timeout)
+            return int(json.loads(line)["port"])
+        except (asyncio.TimeoutError, ValueError, KeyError, TypeError) as exc:
+            err = b""
+            if proc.stderr is not None and proc.returncode is not None:
+                err = await proc.stderr.read(2000)
+            await self._kill(proc)
+            self.state = "failed"
+            self.last_error = f"agent-httpd did not report its port: {err.decode(errors='replace')}"
+            raise RuntimeStartError(self.last_error) from exc
 
     def _token_pipe(self) -> int:
         """The read end of a pipe that holds the token and is closed for writing."""
@@ -230,13 +258,16 @@ class RuntimeSupervisor:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
+        if proc is self._proc and self._reaper is not None:
+            self._reaper()  # it has exited: only its pidfd to close
 
     async def stop(self) -> None:
+        """End the runtime, and a start or restart under way; no start after this."""
         self._stopping = True
-        if self._watch_task is not None:
-            self._watch_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch_task
+        for task in (self._watch_task, self._spawn):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
         if self._proc is not None:
             await self._kill(self._proc)
         if self._stderr_task is not None:
@@ -247,3 +278,25 @@ class RuntimeSupervisor:
             await self.client.aclose()
             self.client = None
         self.state = "stopped"
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that names this process and no later one with its pid (Linux 5.3+)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _terminate(pidfd: int | None, pid: int) -> None:
+    """The finalizer of a runtime whose supervisor went without stopping it (or that exited)."""
+    if pidfd is None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)  # no pidfd here: it still has a session of its own
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGTERM)
+    except OSError:
+        pass  # it has exited already
+    finally:
+        os.close(pidfd)

@@ -9,7 +9,6 @@ approvals, write for promotions; ``contents`` read when a request names a file o
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from jupyter_server.auth.authorizer import Authorizer
 
 from jupyter_resolve.artifacts.records import PromoteRequest
 from jupyter_resolve.contracts.bodies import ChatRequest
-from jupyter_resolve.magics.client import TOKEN_ENV
 from tests.conftest import Server
 from tests.jupyter_resolve.artifacts.test_api import make_notebook, store_files
 from tests.jupyter_resolve.test_contracts import public_routes
@@ -193,10 +191,12 @@ async def test_promoting_an_output_leaves_the_notebook_when_contents_are_read_on
     assert path.read_bytes() == before  # the id is recorded only for who may write the notebook
 
 
-async def test_the_kernel_token_is_not_judged_by_the_servers_authorizer(server: Server) -> None:
+async def test_the_kernel_token_is_not_judged_by_the_servers_authorizer(
+    server: Server, jp_serverapp: Any
+) -> None:
     """The kernel token reaches only the server's own kernels, whose code runs as the server's
     user anyway; the Authorizer (here: deny all) judges people (see KernelTokenAuthorizer)."""
-    headers = {"Authorization": f"token {os.environ[TOKEN_ENV]}"}
+    headers = {"Authorization": f"token {jp_serverapp.web_app.settings['resolve_kernel_token']}"}
     async with server.client() as client:
         health = await client.get("/resolve/api/health", headers=headers)
         assert health.status_code == 200, health.text

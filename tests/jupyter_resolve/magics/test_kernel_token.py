@@ -1,5 +1,6 @@
 """The connection the server gives its kernels: JUPYTER_RESOLVE_URL and a token scoped to
-/resolve/api/* (accepted there, refused by the rest of Jupyter, never given to scratch kernels)."""
+/resolve/api/* (accepted there, refused by the rest of Jupyter, never given to scratch kernels),
+in the kernels' environment, never in the server's os.environ."""
 
 from __future__ import annotations
 
@@ -19,39 +20,52 @@ def same_url(exported: str, expected: str) -> bool:
     return exported.replace("//localhost:", "//127.0.0.1:") == expected
 
 
-def kernel_headers(scheme: str = "token") -> dict[str, str]:
-    return {"Authorization": f"{scheme} {os.environ[TOKEN_ENV]}"}
+def kernel_token(jp_serverapp: Any) -> str:
+    token: str = jp_serverapp.web_app.settings["resolve_kernel_token"]
+    return token
 
 
-async def test_server_exports_url_and_a_token_of_its_own(server: Server) -> None:
-    assert same_url(os.environ[URL_ENV], server.base + "/")
-    assert os.environ[TOKEN_ENV] and os.environ[TOKEN_ENV] != server.token
+def kernel_headers(token: str, scheme: str = "token") -> dict[str, str]:
+    return {"Authorization": f"{scheme} {token}"}
 
 
-async def test_kernel_token_is_accepted_under_resolve_api(server: Server) -> None:
+async def test_the_token_is_the_servers_own_and_not_in_the_process_environment(
+    server: Server, jp_serverapp: Any
+) -> None:
+    assert kernel_token(jp_serverapp) and kernel_token(jp_serverapp) != server.token
+    assert URL_ENV not in os.environ and TOKEN_ENV not in os.environ
+
+
+async def test_kernel_token_is_accepted_under_resolve_api(
+    server: Server, jp_serverapp: Any
+) -> None:
+    token = kernel_token(jp_serverapp)
     async with server.client() as client:
         for scheme in ("token", "Bearer"):
-            health = await client.get("/resolve/api/health", headers=kernel_headers(scheme))
+            health = await client.get("/resolve/api/health", headers=kernel_headers(token, scheme))
             assert health.status_code == 200, health.text
         # A POST needs no XSRF token: a header token is never sent by a browser on its own.
         chat = await client.post(
             "/resolve/api/chat",
             content=b'{"messages":[{"role":"user","content":"hi"}]}',
-            headers=kernel_headers(),
+            headers=kernel_headers(token),
         )
         assert chat.status_code == 200
         assert "event: run.completed" in chat.text
 
 
-async def test_kernel_token_is_refused_by_the_rest_of_jupyter(server: Server) -> None:
+async def test_kernel_token_is_refused_by_the_rest_of_jupyter(
+    server: Server, jp_serverapp: Any
+) -> None:
+    token = kernel_token(jp_serverapp)
     async with server.client() as client:
         for path in ("/api/kernels", "/api/contents", "/api/sessions"):
-            response = await client.get(path, headers=kernel_headers())
+            response = await client.get(path, headers=kernel_headers(token))
             assert response.status_code == 403, path
         response = await client.post(
             "/resolve/v1/chat/completions",
             content=b'{"model":"x","messages":[{"role":"user","content":"hi"}]}',
-            headers=kernel_headers(),
+            headers=kernel_headers(token),
         )
         assert response.status_code == 403
         wrong = await client.get("/resolve/api/health", headers={"Authorization": "token nope"})
@@ -70,7 +84,8 @@ async def test_kernels_the_server_starts_inherit_the_connection(
         raw = await asyncio.to_thread(Path(f"/proc/{process.pid}/environ").read_bytes)
         env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
         assert same_url(env[URL_ENV], server.base + "/")
-        assert env[TOKEN_ENV] == os.environ[TOKEN_ENV]
+        assert env[TOKEN_ENV] == kernel_token(jp_serverapp)
+        assert env["HOME"] == os.environ["HOME"]  # the server's environment, plus the two
     finally:
         await manager.shutdown_kernel(kernel_id, now=True)
 

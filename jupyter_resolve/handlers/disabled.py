@@ -1,0 +1,72 @@
+"""What the extension serves when it could not set itself up (an invalid ``c.Resolve``
+setting): the server goes on serving, as jupyter_server does for a failing extension, and
+``/resolve/api/health`` says why; every other ``/resolve/`` route answers 503 with the same
+reason."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, cast
+
+from jupyter_server.auth.decorator import authorized as jupyter_authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from .._version import __version__
+
+# jupyter_server's @authorized, typed (base.py has the same; importing it loads the gateway)
+authorized = cast("Callable[[str], Callable[[Any], Any]]", jupyter_authorized)
+
+
+class DisabledHandler(APIHandler):
+    """``/resolve/...`` while jupyter-resolve is disabled (Jupyter-authenticated)."""
+
+    auth_resource = "resolve"
+
+    @property
+    def reason(self) -> str:
+        return cast("str", self.settings.get("resolve_disabled", "jupyter-resolve is disabled"))
+
+    def _unavailable(self) -> None:
+        self.set_status(503)
+        self.finish(json.dumps({"error": {"code": "disabled", "message": self.reason}}))
+
+    @web.authenticated
+    @authorized("read")
+    def get(self, *args: Any) -> None:
+        self._unavailable()
+
+    @web.authenticated
+    @authorized("read")
+    def post(self, *args: Any) -> None:
+        self._unavailable()
+
+    @web.authenticated
+    @authorized("read")
+    def delete(self, *args: Any) -> None:
+        self._unavailable()
+
+
+class DisabledHealthHandler(DisabledHandler):
+    """``GET /resolve/api/health``: not ok, and the reason, among the config problems."""
+
+    @web.authenticated
+    @authorized("read")
+    def get(self, *args: Any) -> None:
+        self.finish(
+            json.dumps(
+                {
+                    "ok": False,
+                    "version": __version__,
+                    "disabled": self.reason,
+                    "config_problems": [self.reason],
+                }
+            )
+        )
+
+
+routes: list[tuple[str, Any]] = [
+    (r"/resolve/api/health", DisabledHealthHandler),
+    (r"/resolve/(.*)", DisabledHandler),
+]
