@@ -10,7 +10,10 @@ Growing parts (each text block, the reasoning, the footer) are throttled, not de
 sent at most every ``TEXT_INTERVAL`` while its events keep coming, so a model streaming pieces
 15 ms apart shows ~10 states a second; what a throttle held back goes out before a tool card and
 at the end. Sending every piece would resend the whole growing text each time (quadratic bytes
-through the kernel, the server and the browser, which then trail far behind the run).
+through the kernel, the server and the browser, which then trail far behind the run). A long
+answer costs more to render each time: the wait after a render is at least ``RENDER_SHARE``
+times what it took, so rendering never keeps the kernel from reading the stream (it would
+otherwise read one piece per render and fall ever further behind the run).
 
 Everything shown passes through :mod:`.safe_html` first: the Output widget renders as trusted,
 so model, tool and run-log content is sanitized (or escaped) before it gets there.
@@ -32,6 +35,7 @@ from .view_model import Part, RunView, TextBlock, ToolCard
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_INTERVAL = 0.1  # seconds between re-renders of a growing part (text, reasoning, footer)
+RENDER_SHARE = 4  # ... or this many times the last render's cost, when that is longer
 
 
 def _pre(text: str, style: str = "") -> str:
@@ -116,10 +120,17 @@ def _diff_html(diff: str) -> str:
 class WidgetView:
     """A live view of one run; call :meth:`update` after every folded event."""
 
-    def __init__(self, decide: Decide | None = None, *, allow_remote_images: bool = False) -> None:
+    def __init__(
+        self,
+        decide: Decide | None = None,
+        *,
+        allow_remote_images: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         import ipywidgets as w  # type: ignore[import-untyped]
 
         self._w = w
+        self._clock = clock  # the throttle's (a seam for its tests)
         self._decide = decide
         self.allow_remote_images = allow_remote_images
         self.header = w.HTML()
@@ -135,9 +146,9 @@ class WidgetView:
         self.cards: dict[str, _Card] = {}
         self.texts: dict[int, Any] = {}
         self._rendered: dict[int, int] = {}  # text block → length shown
-        self._shown_at: dict[str, float] = {}  # growing part → when it was last sent
+        self._next_at: dict[str, float] = {}  # growing part → when it may be sent again
         self._reasoning_shown = 0  # characters of reasoning shown
-        self.started = time.monotonic()
+        self.started = clock()
         self._handle: Any = None
 
     def start(self) -> None:
@@ -197,15 +208,15 @@ class WidgetView:
             self.errors.value = "".join(
                 f'<div style="color:#c33">{html.escape(e)}</div>' for e in view.errors
             )
-        self._footer(view, time.monotonic() - self.started, force)
+        self._footer(view, self._clock() - self.started, force)
 
     def _due(self, part: str, force: bool) -> bool:
-        """Whether ``part`` may be sent now (then it counts as sent): the throttle."""
-        now = time.monotonic()
-        if not force and now - self._shown_at.get(part, -TEXT_INTERVAL) < TEXT_INTERVAL:
-            return False
-        self._shown_at[part] = now
-        return True
+        """Whether ``part`` may be sent now: the throttle (call :meth:`_sent` after sending)."""
+        return force or self._clock() >= self._next_at.get(part, 0.0)
+
+    def _sent(self, part: str, started: float) -> None:
+        now = self._clock()
+        self._next_at[part] = now + max(TEXT_INTERVAL, RENDER_SHARE * (now - started))
 
     def _flush(self, view: RunView) -> None:
         self._reasoning(view, True)
@@ -215,11 +226,13 @@ class WidgetView:
     def _reasoning(self, view: RunView, force: bool) -> None:
         if self._reasoning_shown == len(view.reasoning) or not self._due("reasoning", force):
             return
+        started = self._clock()
         self._reasoning_shown = len(view.reasoning)
         self.reasoning.layout.display = "flex"
         words = len(view.reasoning.split())
         self.reasoning.set_title(0, f"Reasoning ({words:,} word{'s' if words != 1 else ''})")
         self.reasoning_text.value = _pre(view.reasoning, "color: #666;")
+        self._sent("reasoning", started)
 
     def _footer(self, view: RunView, elapsed: float | None, force: bool) -> None:
         text = (
@@ -227,7 +240,9 @@ class WidgetView:
             f"{html.escape(view.footer_text(elapsed))}</span>"
         )
         if text != self.footer.value and self._due("footer", force):
+            started = self._clock()
             self.footer.value = text
+            self._sent("footer", started)
 
     def _text(self, view: RunView, index: int, force: bool) -> None:
         block = view.blocks[index]
@@ -237,11 +252,14 @@ class WidgetView:
         if out is None:
             out = self.texts[index] = self._w.Output()
             self.timeline.children = (*self.timeline.children, out)
-        if self._rendered.get(index, 0) == len(block.text) or not self._due(f"text {index}", force):
+        part = f"text {index}"
+        if self._rendered.get(index, 0) == len(block.text) or not self._due(part, force):
             return
+        started = self._clock()
         self._rendered[index] = len(block.text)
         safe = markdown_html(block.text, allow_remote_images=self.allow_remote_images)
         out.outputs = (_display_data({"text/html": safe, "text/plain": block.text}),)
+        self._sent(part, started)
 
     def _card(self, view: RunView, card: ToolCard) -> None:
         widgets = self.cards.get(card.call_id)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+import pytest
+
+from jupyter_resolve.magics import widgets
+from jupyter_resolve.magics.safe_html import markdown_html
 from jupyter_resolve.magics.view_model import RunView
 from jupyter_resolve.magics.widgets import WIDGET_MIME, WidgetView
 from tests.jupyter_resolve.magics.test_view_model import ev, tool_run
@@ -167,3 +172,39 @@ class _Handle:
 
     def update(self, bundle: dict[str, Any], raw: bool) -> None:
         self.bundles.append(bundle)
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_costly_render_waits_longer_so_the_stream_is_still_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pieces every 15 ms and a render costing 0.5 s: the next render waits RENDER_SHARE times
+    that, so the kernel goes on reading the stream instead of rendering at every piece."""
+    clock, renders = Clock(), []
+
+    def costly(text: str, **kw: Any) -> str:
+        renders.append(text)
+        clock.now += 0.5
+        return markdown_html(text, **kw)
+
+    monkeypatch.setattr(widgets, "markdown_html", costly)
+    widget, view = WidgetView(clock=clock), RunView()
+    for i in range(400):  # 6 s of pieces, plus the renders' own time
+        part, key = view.apply(ev(i + 1, "text.delta", text=f"tok{i} "))
+        widget.update(view, part, key)
+        clock.now += 0.015
+    # at the first piece, then every 0.5 s + 4 × 0.5 s: ~133 pieces read between renders
+    assert len(renders) == 3, [len(r) for r in renders]
+    widget.finish(view, None)
+    assert renders[-1] == view.text  # what the throttle held back, at the end
+    shown = [r.count("tok") for r in renders]
+    assert all(b - a > 100 for a, b in itertools.pairwise(shown[:3])), shown
