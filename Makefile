@@ -122,9 +122,10 @@ test-peer-suite: setup
 test-python: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
-# The panel's pure modules (event folding, the SSE parser, shape checks) under node --test.
+# The panel's sizes (files up to 400 lines, functions up to 80, as native/ checks the C), then
+# its pure modules (event folding, the SSE parser, shape checks) under node --test.
 test-panel: setup
-	cd labextension && npm run --silent test:unit
+	cd labextension && npm run --silent check:sizes && npm run --silent test:unit
 
 # The panel in a real browser (Debian's chromium) against a real `jupyter lab`, XSRF and login on.
 test-browser: setup

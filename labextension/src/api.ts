@@ -1,4 +1,5 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
+import { IProposedCell } from './events';
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
 import { IModels, validateModels } from './status';
@@ -6,7 +7,6 @@ import {
   IArtifact,
   IHealth,
   IProposalAnswer,
-  IProposedCell,
   IRunInfo,
   ISoul,
   ITranscript,

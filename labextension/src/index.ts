@@ -18,6 +18,86 @@ import { parseSettings } from './settings';
 import { CommandIDs, IResolveChat } from './tokens';
 import { resolveIcon } from './icon';
 
+/** The panel's commands (open, new session, stop, artifacts), its shortcut and palette items. */
+function addPanelCommands(
+  app: JupyterFrontEnd,
+  shell: ILabShell,
+  panel: ResolvePanel,
+  model: ChatModel,
+  palette: ICommandPalette | null
+): void {
+  app.commands.addCommand(CommandIDs.openPanel, {
+    label: 'Open the Resolve panel',
+    caption: 'Chat with the research agent',
+    execute: () => {
+      shell.activateById(panel.id);
+      panel.focusInput();
+    }
+  });
+  app.commands.addCommand(CommandIDs.newSession, {
+    label: 'Resolve: new session',
+    execute: () => {
+      model.newSession();
+      shell.activateById(panel.id);
+      panel.focusInput();
+    }
+  });
+  app.commands.addCommand(CommandIDs.stop, {
+    label: 'Resolve: stop the running answer',
+    isEnabled: () => model.busy,
+    execute: () => model.stop()
+  });
+  app.commands.addCommand(CommandIDs.openArtifacts, {
+    label: 'Resolve: artifacts',
+    execute: () => {
+      shell.activateById(panel.id);
+      panel.setTab('artifacts');
+    }
+  });
+  app.commands.addKeyBinding({
+    command: CommandIDs.openPanel,
+    keys: ['Accel Alt R'],
+    selector: 'body'
+  });
+  for (const command of [
+    CommandIDs.openPanel,
+    CommandIDs.newSession,
+    CommandIDs.stop,
+    CommandIDs.openArtifacts
+  ]) {
+    palette?.addItem({ command, category: 'Resolve' });
+  }
+}
+
+/** The chat as other plugins reach it (`IResolveChat`): send, ask about a notebook, artifacts. */
+function chatService(shell: ILabShell, panel: ResolvePanel, model: ChatModel): IResolveChat {
+  const artifactsChanged = new Signal<IResolveChat, void>({} as IResolveChat);
+  const chat: IResolveChat = {
+    send: async (text, options) => {
+      shell.activateById(panel.id);
+      panel.setTab('chat');
+      await model.send(text, options ?? {});
+    },
+    artifactsChanged,
+    notifyArtifactsChanged: () => {
+      panel.refreshArtifacts();
+      artifactsChanged.emit();
+    },
+    askAboutNotebook: notebook => {
+      shell.activateById(panel.id);
+      if (model.bindNotebook(notebook)) {
+        panel.focusInput();
+      } else {
+        panel.setTab('chat');
+      }
+    },
+    setNotebookActions: actions => {
+      model.decisions.notebookActions = actions;
+    }
+  };
+  return chat;
+}
+
 const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
   id: 'jupyter-resolve:panel',
   description: 'The Resolve panel: chat with the research agent, runs, sessions and artifacts.',
@@ -51,73 +131,8 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
       })
       .catch(reason => console.warn('jupyter-resolve: the panel settings did not load:', reason));
 
-    app.commands.addCommand(CommandIDs.openPanel, {
-      label: 'Open the Resolve panel',
-      caption: 'Chat with the research agent',
-      execute: () => {
-        shell.activateById(panel.id);
-        panel.focusInput();
-      }
-    });
-    app.commands.addCommand(CommandIDs.newSession, {
-      label: 'Resolve: new session',
-      execute: () => {
-        model.newSession();
-        shell.activateById(panel.id);
-        panel.focusInput();
-      }
-    });
-    app.commands.addCommand(CommandIDs.stop, {
-      label: 'Resolve: stop the running answer',
-      isEnabled: () => model.busy,
-      execute: () => model.stop()
-    });
-    app.commands.addCommand(CommandIDs.openArtifacts, {
-      label: 'Resolve: artifacts',
-      execute: () => {
-        shell.activateById(panel.id);
-        panel.setTab('artifacts');
-      }
-    });
-    app.commands.addKeyBinding({
-      command: CommandIDs.openPanel,
-      keys: ['Accel Alt R'],
-      selector: 'body'
-    });
-    for (const command of [
-      CommandIDs.openPanel,
-      CommandIDs.newSession,
-      CommandIDs.stop,
-      CommandIDs.openArtifacts
-    ]) {
-      palette?.addItem({ command, category: 'Resolve' });
-    }
-
-    const artifactsChanged = new Signal<IResolveChat, void>({} as IResolveChat);
-    const chat: IResolveChat = {
-      send: async (text, options) => {
-        shell.activateById(panel.id);
-        panel.setTab('chat');
-        await model.send(text, options ?? {});
-      },
-      artifactsChanged,
-      notifyArtifactsChanged: () => {
-        panel.refreshArtifacts();
-        artifactsChanged.emit();
-      },
-      askAboutNotebook: notebook => {
-        shell.activateById(panel.id);
-        if (model.bindNotebook(notebook)) {
-          panel.focusInput();
-        } else {
-          panel.setTab('chat');
-        }
-      },
-      setNotebookActions: actions => {
-        model.notebookActions = actions;
-      }
-    };
-    return chat;
+    addPanelCommands(app, shell, panel, model, palette);
+    return chatService(shell, panel, model);
   }
 };
 

@@ -7,8 +7,8 @@ import { InputDialog, Notification } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import * as api from './api';
-import { describeError } from './model';
 import { placement } from './proposal';
+import { describeError } from './request';
 import { INotebookActions, IResolveChat } from './tokens';
 
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;

@@ -3,7 +3,8 @@
  * notebook.ts applies the result to the open notebook's model.
  */
 import { IProposal } from './run';
-import { IProposedCell, NbOutput } from './validate';
+import { IProposedCell } from './events';
+import { NbOutput } from './validate';
 
 /** Where a proposal's cells go among the notebook's cells. */
 export interface IPlacement {

@@ -117,3 +117,17 @@ async function errorFrom(response: Response, path: string): Promise<ResolveReque
   }
   return new ResolveRequestError(message, response.status, code);
 }
+
+/** A message to show about an endpoint that is missing or failing. */
+export function describeError(error: unknown, what: string): string {
+  if (error instanceof ResolveRequestError) {
+    if (error.notAvailable) {
+      return `${what} is not available on this server yet (${error.message}).`;
+    }
+    if (error.status === 403) {
+      return `${what}: refused (403) — the page may have lost its login; reload it.`;
+    }
+    return `${what}: ${error.message}`;
+  }
+  return `${what}: ${(error as Error)?.message ?? String(error)}`;
+}

@@ -5,7 +5,7 @@
  */
 import { requestRaw, ResolveRequestError } from './request';
 import { SSEParser } from './sse-parser';
-import { IRunEvent, validateEvent } from './validate';
+import { IRunEvent, validateEvent } from './events';
 
 /** Options of {@link streamRun}. */
 export interface IStreamOptions {

@@ -284,6 +284,23 @@ export class PanelState {
     this._write(StateKeys.live);
   }
 
+  /**
+   * Keep the live run for a reload: every event, but text at most once a second (each write
+   * saves the workspace); a finished run is forgotten.
+   */
+  cacheLive(user: string, run: IRunView, now = Date.now()): void {
+    if (isFinished(run)) {
+      this.setLive(null);
+      return;
+    }
+    const last = run.parts[run.parts.length - 1]?.kind;
+    if (now - this._lastCache < 1000 && (last === 'text' || last === 'reasoning')) {
+      return;
+    }
+    this._lastCache = now;
+    this.setLive(liveSnapshot(user, run));
+  }
+
   private async _read(): Promise<void> {
     const keys = [
       StateKeys.sessions,
@@ -349,4 +366,5 @@ export class PanelState {
   private _model: string | null = null;
   private _touched = new Set<string>();
   private _pending = new Set<string>();
+  private _lastCache = 0;
 }

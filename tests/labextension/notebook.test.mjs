@@ -4,6 +4,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   diff as D,
+  events as E,
+  labels as L,
   mentions as M,
   proposal as P,
   run as R,
@@ -21,7 +23,7 @@ const VARIABLES = [
 function fold(events) {
   const view = R.emptyRun(0);
   events.forEach(([type, data], i) =>
-    R.applyEvent(view, V.validateEvent(String(i + 1), type, JSON.stringify({ run_id: 'run-1', ...data })), 9)
+    R.applyEvent(view, E.validateEvent(String(i + 1), type, JSON.stringify({ run_id: 'run-1', ...data })), 9)
   );
   return view;
 }
@@ -114,17 +116,17 @@ describe('proposals folded from notebook.proposal and notebook.decision', () => 
     assert.equal(p.replaceCellId, null);
     assert.equal(p.note, 'summarize the frame');
     assert.deepEqual(R.waitingProposals(view).map(w => w.proposalId), ['prop-1']);
-    assert.equal(R.decisionLabel(p), 'waiting for your review');
+    assert.equal(L.decisionLabel(p), 'waiting for your review');
     // the call waits for a person, as an approval does
     assert.equal(view.tools.call_1.status, 'waiting');
-    R.applyEvent(view, V.validateEvent('9', 'notebook.decision', JSON.stringify({
+    R.applyEvent(view, E.validateEvent('9', 'notebook.decision', JSON.stringify({
       run_id: 'run-1', proposal_id: 'prop-1', decision: 'accepted', edited: true, ran: true, by: 'person'
     })));
     assert.equal(p.status, 'accepted');
-    assert.equal(R.decisionLabel(p), 'accepted (edited, ran)');
+    assert.equal(L.decisionLabel(p), 'accepted (edited, ran)');
     assert.deepEqual(R.waitingProposals(view), []);
     assert.equal(view.tools.call_1.status, 'approved');
-    R.applyEvent(view, V.validateEvent('10', 'tool.completed', JSON.stringify({
+    R.applyEvent(view, E.validateEvent('10', 'tool.completed', JSON.stringify({
       run_id: 'run-1', call_id: 'call_1', name: 'notebook_propose', ok: true, output: 'accepted'
     })));
     assert.equal(view.tools.call_1.status, 'done');
@@ -138,14 +140,14 @@ describe('proposals folded from notebook.proposal and notebook.decision', () => 
       ['notebook.proposal', { ...PROPOSAL, call_id: 'call_2', proposal_id: 'prop-2' }],
       ['notebook.decision', { proposal_id: 'prop-2', decision: 'rejected', edited: false, ran: false, by: 'timeout' }]
     ]);
-    assert.equal(R.decisionLabel(view.proposals['prop-1']), 'rejected: use seaborn');
+    assert.equal(L.decisionLabel(view.proposals['prop-1']), 'rejected: use seaborn');
     // a rejected call is denied, and its (failed) result keeps it so
     assert.equal(view.tools.call_1.status, 'denied');
-    R.applyEvent(view, V.validateEvent('10', 'tool.completed', JSON.stringify({
+    R.applyEvent(view, E.validateEvent('10', 'tool.completed', JSON.stringify({
       run_id: 'run-1', call_id: 'call_1', name: 'notebook_propose', ok: false, output: 'rejected'
     })));
     assert.equal(view.tools.call_1.status, 'denied');
-    assert.equal(R.decisionLabel(view.proposals['prop-2']), 'rejected (timed out)');
+    assert.equal(L.decisionLabel(view.proposals['prop-2']), 'rejected (timed out)');
     // a proposal arriving without its tool.requested still gets its call card
     assert.equal(view.tools.call_2.name, 'notebook_propose');
   });
@@ -159,21 +161,21 @@ describe('proposals folded from notebook.proposal and notebook.decision', () => 
     ]);
     assert.equal(view.tools.call_1.status, 'cancelled');
     assert.equal(view.proposals['prop-1'].status, 'closed');
-    assert.match(R.decisionLabel(view.proposals['prop-1']), /closed/);
+    assert.match(L.decisionLabel(view.proposals['prop-1']), /closed/);
   });
 
   test('proposal shapes are checked where they enter', () => {
     const frame = data => JSON.stringify({ run_id: 'r', call_id: 'c', proposal_id: 'p', notebook: 'n.ipynb', ...data });
     // nbformat's list-of-lines source is joined
-    const ok = V.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'markdown', source: ['# a\n', 'b'] }], replace_cell_id: 'x', replaced_source: ['old'] }));
+    const ok = E.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'markdown', source: ['# a\n', 'b'] }], replace_cell_id: 'x', replaced_source: ['old'] }));
     assert.deepEqual(ok.data.cells, [{ cell_type: 'markdown', source: '# a\nb' }]);
     assert.equal(ok.data.replaced_source, 'old');
     assert.equal(ok.data.after_cell_id, null);
-    assert.throws(() => V.validateEvent('1', 'notebook.proposal', frame({ cells: [] })), V.ShapeError);
-    assert.throws(() => V.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'html', source: 'x' }] })), V.ShapeError);
-    assert.throws(() => V.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'code', source: 3 }] })), V.ShapeError);
-    assert.throws(() => V.validateEvent('1', 'notebook.proposal', JSON.stringify({ run_id: 'r', call_id: 'c', proposal_id: 'p', cells: [] })), /missing notebook/);
-    assert.throws(() => V.validateEvent('1', 'notebook.decision', JSON.stringify({ run_id: 'r', proposal_id: 'p', decision: 'maybe' })), V.ShapeError);
+    assert.throws(() => E.validateEvent('1', 'notebook.proposal', frame({ cells: [] })), V.ShapeError);
+    assert.throws(() => E.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'html', source: 'x' }] })), V.ShapeError);
+    assert.throws(() => E.validateEvent('1', 'notebook.proposal', frame({ cells: [{ cell_type: 'code', source: 3 }] })), V.ShapeError);
+    assert.throws(() => E.validateEvent('1', 'notebook.proposal', JSON.stringify({ run_id: 'r', call_id: 'c', proposal_id: 'p', cells: [] })), /missing notebook/);
+    assert.throws(() => E.validateEvent('1', 'notebook.decision', JSON.stringify({ run_id: 'r', proposal_id: 'p', decision: 'maybe' })), V.ShapeError);
   });
 
   test('the decision answer is checked', () => {

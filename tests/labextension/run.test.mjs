@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { run as R, validate as V } from './load.mjs';
+import { events as E, labels as L, run as R, sessions as Se } from './load.mjs';
 
 // Golden runs recorded from real runs, read by the magics' tests too (test_view_model.py).
 const GOLDEN = new URL('../fixtures/runs/', import.meta.url);
@@ -19,10 +19,10 @@ function fold(events, start = 1000, now = 5000) {
 
 describe('applyEvent', () => {
   test('a compaction is accepted and kept as a quiet note', () => {
-    const frame = V.validateEvent('2', 'context.compacted', JSON.stringify({ run_id: 'r', summary: 'dropped 1 turn' }));
+    const frame = E.validateEvent('2', 'context.compacted', JSON.stringify({ run_id: 'r', summary: 'dropped 1 turn' }));
     const view = fold([frame]);
     assert.equal(view.compaction.note, 'dropped 1 turn');
-    assert.equal(R.compactionLine(view.compaction), 'context compacted: dropped 1 turn');
+    assert.equal(L.compactionLine(view.compaction), 'context compacted: dropped 1 turn');
     assert.deepEqual(view.parts, [{ kind: 'compaction', compaction: view.compaction }]);
   });
 
@@ -41,7 +41,7 @@ describe('applyEvent', () => {
     assert.equal(view.sessionId, 's1');
     assert.equal(view.budget, 8);
     assert.deepEqual(view.parts.map(p => p.kind), ['text', 'tool']);
-    assert.equal(R.answerText(view), 'Hello');
+    assert.equal(L.answerText(view), 'Hello');
     assert.equal(view.tools.c1.status, 'done');
     assert.equal(view.tools.c1.ms, 12);
     assert.equal(view.promptTokens + view.completionTokens, 15);
@@ -75,7 +75,7 @@ describe('applyEvent', () => {
     assert.equal(view.tools.c1.status, 'interrupted');
     assert.equal(R.statusLabel(view.tools.c1.status), 'interrupted');
     assert.deepEqual(view.errors, ['runtime_died: gone']);
-    assert.equal(R.emptySummary(view), 'No answer (error).');
+    assert.equal(L.emptySummary(view), 'No answer (error).');
   });
 
   test('approval states move a card: waiting, approved, then done', () => {
@@ -128,7 +128,7 @@ describe('golden runs (tests/fixtures/runs), folded as the magics fold them', ()
         if (!line.trim()) continue;
         const { seq, type, data } = JSON.parse(line);
         // through the shape check every event from the server passes first
-        R.applyEvent(view, V.validateEvent(String(seq), type, JSON.stringify(data)), 1);
+        R.applyEvent(view, E.validateEvent(String(seq), type, JSON.stringify(data)), 1);
       }
       const calls = {};
       for (const call of Object.values(view.tools)) {
@@ -137,7 +137,7 @@ describe('golden runs (tests/fixtures/runs), folded as the magics fold them', ()
       assert.deepEqual(
         {
           reason: view.reason,
-          summary: R.emptySummary(view),
+          summary: L.emptySummary(view),
           errors: view.errors,
           rounds: view.rounds,
           budget: view.budget,
@@ -163,7 +163,7 @@ describe('sessionItems', () => {
   });
 
   test('runs are turns in start order; the steps of a task make one turn', () => {
-    const items = R.sessionItems([
+    const items = Se.sessionItems([
       info('r3', 30),
       info('step2', 21, { task_id: 'task-1' }),
       info('r1', 10),
@@ -180,7 +180,7 @@ describe('sessionItems', () => {
   });
 
   test('a task with a running step is live and has no end yet', () => {
-    const [task] = R.sessionItems([
+    const [task] = Se.sessionItems([
       info('step1', 20, { task_id: 't' }),
       info('step2', 21, { task_id: 't', status: 'running', ended_at: null })
     ]);

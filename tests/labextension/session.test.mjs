@@ -2,12 +2,12 @@
 // transcript view, and a cached run from an older panel read back.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { run as R, state as St, transcript as T, validate as V } from './load.mjs';
+import { events as E, labels as L, run as R, state as St, transcript as T, validate as V } from './load.mjs';
 
 function fold(events) {
   const view = R.emptyRun(0);
   events.forEach(([type, data], i) =>
-    R.applyEvent(view, V.validateEvent(String(i + 1), type, JSON.stringify({ run_id: 'run-1', ...data })), 9)
+    R.applyEvent(view, E.validateEvent(String(i + 1), type, JSON.stringify({ run_id: 'run-1', ...data })), 9)
   );
   return view;
 }
@@ -51,9 +51,9 @@ describe('context.compacted', () => {
       afterTokens: 60210,
       turns: 2
     });
-    assert.equal(R.compactionLine(view.compaction), `context compacted: 131,072 → 60,210 tokens · ${note}`);
+    assert.equal(L.compactionLine(view.compaction), `context compacted: 131,072 → 60,210 tokens · ${note}`);
     assert.deepEqual(view.parts, [{ kind: 'compaction', compaction: view.compaction }]);
-    assert.equal(R.answerText(view), '', 'not part of the answer');
+    assert.equal(L.answerText(view), '', 'not part of the answer');
   });
 
   test('each compaction is shown where it happened: before the first round, between rounds', () => {
@@ -68,9 +68,9 @@ describe('context.compacted', () => {
       ['run.completed', { reason: 'stop', rounds: 2 }]
     ]);
     assert.deepEqual(view.parts.map(p => p.kind), ['compaction', 'text', 'tool', 'compaction', 'text']);
-    assert.match(R.compactionLine(view.parts[3].compaction), /7,400 → 6,100 tokens · elided 1 tool output in this round/);
+    assert.match(L.compactionLine(view.parts[3].compaction), /7,400 → 6,100 tokens · elided 1 tool output in this round/);
     assert.equal(view.compaction, view.parts[3].compaction, 'the latest');
-    assert.equal(R.emptySummary(view), null);
+    assert.equal(L.emptySummary(view), null);
   });
 
   test('no model summary: the note alone, not repeated', () => {

@@ -215,3 +215,29 @@ test('listSessions merges the stored sessions with the server runs, newest first
     { id: 's3', title: 's3', runs: 1, startedAt: 1000 }
   ]);
 });
+
+test('cacheLive keeps every event of a live run but its text at most once a second', async () => {
+  const store = new MemoryStore();
+  const state = new St.PanelState(store);
+  await state.restore();
+  const saves = async () => {
+    await settle();
+    return store.writes.filter(id => id === St.StateKeys.live).length;
+  };
+  const run = liveRun();
+  state.cacheLive('wait', run, 10_000);
+  assert.equal(await saves(), 1, 'a tool event is kept at once');
+  R.applyEvent(run, ev('text.delta', { text: ' still' }), 10_100);
+  state.cacheLive('wait', run, 10_100);
+  assert.equal(await saves(), 1, 'text within the second waits');
+  state.cacheLive('wait', run, 11_100);
+  assert.equal(await saves(), 2, 'text after the second is kept');
+  R.applyEvent(run, ev('tool.requested', { call_id: 'c2', name: 'python', arguments: {} }), 11_200);
+  state.cacheLive('wait', run, 11_200);
+  assert.equal(await saves(), 3, 'a new call is kept within the second too');
+  R.applyEvent(run, ev('run.completed', { reason: 'stop', rounds: 1 }), 11_300);
+  state.cacheLive('wait', run, 11_300);
+  assert.equal(await saves(), 4);
+  assert.equal(state.live, null, 'a finished run is forgotten');
+  assert.equal(store.data.has(St.StateKeys.live), false);
+});

@@ -3,11 +3,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { run as R, state as St, status as S, validate as V } from './load.mjs';
+import { events as E, labels as L, run as R, state as St, status as S, validate as V } from './load.mjs';
 
 let seq = 0;
 const frame = (type, data) =>
-  V.validateEvent(String(++seq), type, JSON.stringify({ run_id: 'run-1', ...data }));
+  E.validateEvent(String(++seq), type, JSON.stringify({ run_id: 'run-1', ...data }));
 
 function fold(frames) {
   const view = R.emptyRun(1000);
@@ -26,7 +26,7 @@ describe('the footer folds usage events as %resolve does', () => {
     assert.equal(view.cachedTokens, 900);
     assert.equal(view.cacheWriteTokens, 50);
     assert.equal(view.costBudget, 0.5);
-    assert.equal(R.usageLine(view), '1,234 tokens (900 cached, 50 written to cache) · $0.0042 of $0.50');
+    assert.equal(L.usageLine(view), '1,234 tokens (900 cached, 50 written to cache) · $0.0042 of $0.50');
   });
 
   test('no price known: no cost; no cache: no parentheses', () => {
@@ -35,7 +35,7 @@ describe('the footer folds usage events as %resolve does', () => {
       frame('usage', { prompt_tokens: 10, completion_tokens: 5, cached_tokens: 0, cache_write_tokens: 0 })
     ]);
     assert.equal(view.cost, null);
-    assert.equal(R.usageLine(view), '15 tokens');
+    assert.equal(L.usageLine(view), '15 tokens');
   });
 
   test('a server sending only the running total: the last run_cost', () => {
@@ -43,7 +43,7 @@ describe('the footer folds usage events as %resolve does', () => {
       frame('usage', { prompt_tokens: 10, completion_tokens: 5, run_cost: 0.001 }),
       frame('usage', { prompt_tokens: 10, completion_tokens: 5, run_cost: 0.0025 })
     ]);
-    assert.equal(R.usageLine(view), '30 tokens · $0.0025');
+    assert.equal(L.usageLine(view), '30 tokens · $0.0025');
   });
 
   test('a task sums its steps\u2019 costs (each step\u2019s run_cost starts from zero)', () => {
@@ -56,17 +56,17 @@ describe('the footer folds usage events as %resolve does', () => {
       ['usage', { run_id: 'b', prompt_tokens: 100, completion_tokens: 0, cost: 0.002, run_cost: 0.002 }]
     ];
     for (const [type, data] of events) {
-      const f = V.validateEvent(String(++seq), type, JSON.stringify({ run_id: 'x', ...data }));
+      const f = E.validateEvent(String(++seq), type, JSON.stringify({ run_id: 'x', ...data }));
       R.applyEvent(view, f, 2000);
     }
-    assert.equal(R.usageLine(view), '200 tokens · $0.0030');
+    assert.equal(L.usageLine(view), '200 tokens · $0.0030');
   });
 
   test('a run view cached by an older panel gets the new fields', () => {
     const old = { ...R.emptyRun(1), runId: 'r', sessionId: 's' };
     for (const key of ['cachedTokens', 'cacheWriteTokens', 'cost', 'costBudget']) delete old[key];
     const restored = St.restoreRun(old);
-    assert.equal(R.usageLine(restored), '0 tokens');
+    assert.equal(L.usageLine(restored), '0 tokens');
   });
 });
 
@@ -77,7 +77,7 @@ describe('validate accepts what the server now sends', () => {
     assert.ok(literal, 'EventType in bodies.py');
     const names = [...literal[1].matchAll(/"([a-z.]+)"/g)].map(m => m[1]);
     assert.ok(names.length >= 13);
-    for (const name of names) assert.ok(V.EVENT_TYPES.includes(name), name);
+    for (const name of names) assert.ok(E.EVENT_TYPES.includes(name), name);
   });
 
   test('tool.requested with thinking blocks: accepted, never part of the card', () => {
@@ -96,7 +96,7 @@ describe('validate accepts what the server now sends', () => {
       })
     ]);
     assert.equal(
-      R.compactionLine(view.compaction),
+      L.compactionLine(view.compaction),
       'context compacted: 9,000 → 3,100 tokens · elided 1 old tool output; dropped the 2 oldest turns to fit 4000 tokens; 2 summarized'
     );
     assert.equal(view.compaction.summary, 'The person loaded data.csv.');

@@ -1,10 +1,10 @@
 // Server shapes checked where they enter the panel (labextension/src/validate.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validate as V } from './load.mjs';
+import { events as E, validate as V } from './load.mjs';
 
 test('a valid event is typed, its id a number', () => {
-  const e = V.validateEvent('7', 'text.delta', '{"run_id":"r","text":"hi"}');
+  const e = E.validateEvent('7', 'text.delta', '{"run_id":"r","text":"hi"}');
   assert.equal(e.seq, 7);
   assert.equal(e.type, 'text.delta');
   assert.equal(e.data.text, 'hi');
@@ -20,7 +20,7 @@ test('bad events are refused with a reason', () => {
     ['1', 'tool.completed', '{"run_id":"r","call_id":"c"}', /missing ok/]
   ];
   for (const [id, type, data, reason] of bad) {
-    assert.throws(() => V.validateEvent(id, type, data), reason, `${type} ${data}`);
+    assert.throws(() => E.validateEvent(id, type, data), reason, `${type} ${data}`);
   }
 });
 

@@ -2,7 +2,8 @@
 import { Clipboard } from '@jupyterlab/apputils';
 import * as React from 'react';
 import * as api from '../api';
-import { ChatModel, describeError } from '../model';
+import { ChatModel } from '../model';
+import { describeError } from '../request';
 import { ISessionInfo } from '../state';
 import { IArtifact, IRunInfo } from '../validate';
 

@@ -24,7 +24,7 @@ const LABELS: { [t in Tab]: string } = {
 /** The model picker: the server's list (`GET resolve/api/models`), the default first. */
 function ModelPicker(props: { readonly model: ChatModel }): JSX.Element | null {
   const { model } = props;
-  const models = model.models;
+  const models = model.server.models;
   if (!models) {
     return null; // not loaded, or a server without the endpoint: the server's default answers
   }
@@ -39,7 +39,7 @@ function ModelPicker(props: { readonly model: ChatModel }): JSX.Element | null {
       <select
         value={picked}
         aria-label="Model"
-        title={model.modelsNote ?? 'The model the next answer uses'}
+        title={model.server.modelsNote ?? 'The model the next answer uses'}
         onChange={e => model.setModel(e.target.value)}
       >
         <option value="">
@@ -83,34 +83,34 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
       <span className="jp-resolve-model" title="The model answering">
         {model.modelLabel}
       </span>
-      {model.health?.sandbox && (
+      {model.server.health?.sandbox && (
         <span
-          className={`jp-resolve-sandbox jp-mod-${model.health.sandbox.kind}`}
+          className={`jp-resolve-sandbox jp-mod-${model.server.health.sandbox.kind}`}
           style={{
             fontSize: 'var(--jp-ui-font-size0)',
             color:
-              model.health.sandbox.kind === 'bwrap'
+              model.server.health.sandbox.kind === 'bwrap'
                 ? 'var(--jp-success-color0)'
                 : 'var(--jp-warn-color0)'
           }}
           title={
-            model.health.sandbox.kind === 'bwrap'
+            model.server.health.sandbox.kind === 'bwrap'
               ? 'Agent code runs under bubblewrap: only its session folder is writable'
               : 'Agent code runs as your user, with your files and network (c.Resolve.sandbox)'
           }
         >
-          {model.health.sandbox.label}
+          {model.server.health.sandbox.label}
         </span>
       )}
       <Instructions model={model} />
-      {model.healthError && (
-        <span className="jp-resolve-warning" title={model.healthError}>
-          ⚠ {model.healthError}
+      {model.server.healthError && (
+        <span className="jp-resolve-warning" title={model.server.healthError}>
+          ⚠ {model.server.healthError}
         </span>
       )}
-      {model.modelsNote && (
-        <span className="jp-resolve-models-note" role="note" title={model.modelsNote}>
-          {model.modelsNote}
+      {model.server.modelsNote && (
+        <span className="jp-resolve-models-note" role="note" title={model.server.modelsNote}>
+          {model.server.modelsNote}
         </span>
       )}
       <div className="jp-resolve-header-controls">
@@ -131,16 +131,16 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
           <select
             value={model.soul}
             aria-label="Soul"
-            title={model.soulsError ?? 'The role the agent takes'}
+            title={model.server.soulsError ?? 'The role the agent takes'}
             disabled={model.mode === 'task'}
             onChange={e => model.setSoul(e.target.value)}
           >
             <option value="">default soul</option>
-            {model.soul && !model.souls.some(s => s.name === model.soul) && (
+            {model.soul && !model.server.souls.some(s => s.name === model.soul) && (
               // the settings' default soul, before the list loads or when this server lacks it
               <option value={model.soul}>{model.soul}</option>
             )}
-            {model.souls.map(s => (
+            {model.server.souls.map(s => (
               <option key={s.name} value={s.name} title={s.description}>
                 {s.name}
                 {s.role && s.role !== s.name ? ` (${s.role})` : ''}
@@ -227,7 +227,7 @@ export class ResolvePanel extends ReactWidget {
     this.rendermime = rendermime.clone({
       sanitizer: new RemoteMediaSanitizer(
         rendermime.sanitizer,
-        () => model.health?.allowRemoteImages === true
+        () => model.server.health?.allowRemoteImages === true
       )
     });
   }

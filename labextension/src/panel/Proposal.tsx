@@ -5,10 +5,11 @@
  */
 import * as React from 'react';
 import { IDiffLine, lineDiff } from '../diff';
+import { IProposedCell } from '../events';
+import { decisionLabel } from '../labels';
 import { ChatModel } from '../model';
 import { diffBases } from '../proposal';
-import { decisionLabel, IProposal, IRunView } from '../run';
-import { IProposedCell } from '../validate';
+import { IProposal, IRunView } from '../run';
 
 const DIFF_CLASS = {
   '+': 'jp-resolve-diff-add',
@@ -38,6 +39,110 @@ function where(p: IProposal): string {
   return p.afterCellId ? `after cell ${p.afterCellId}` : 'at the end';
 }
 
+/** One proposed cell: a diff against its base (or all new), or its source while editing. */
+function ProposedCell(props: {
+  readonly cell: IProposedCell;
+  readonly index: number;
+  readonly base: string | null;
+  readonly editing: boolean;
+  readonly onEdit: (source: string) => void;
+}): JSX.Element {
+  const { cell, index, base } = props;
+  return (
+    <div className="jp-resolve-proposal-cell" data-kind={base !== null ? 'diff' : 'new'}>
+      <div className="jp-resolve-proposal-cell-head">
+        {base !== null ? 'changes' : 'new'} {cell.cell_type} cell
+      </div>
+      {props.editing ? (
+        <textarea
+          className="jp-resolve-proposal-edit"
+          aria-label={`Source of proposed cell ${index + 1}`}
+          value={cell.source}
+          rows={Math.min(20, Math.max(3, cell.source.split('\n').length + 1))}
+          onChange={e => props.onEdit(e.target.value)}
+        />
+      ) : (
+        <Diff lines={lineDiff(base ?? '', cell.source)} />
+      )}
+    </div>
+  );
+}
+
+/** Accept, Accept and run (when there is code), Edit / Show diff, Reject…. */
+function ProposalActions(props: {
+  readonly hasCode: boolean;
+  readonly editing: boolean;
+  readonly rejecting: boolean;
+  readonly accept: (run: boolean) => void;
+  readonly toggleEditing: () => void;
+  readonly toggleRejecting: () => void;
+}): JSX.Element {
+  return (
+    <div className="jp-resolve-proposal-actions">
+      <button
+        className="jp-mod-styled jp-mod-accept jp-resolve-accept"
+        onClick={() => props.accept(false)}
+      >
+        Accept
+      </button>
+      {props.hasCode && (
+        <button
+          className="jp-mod-styled jp-mod-accept jp-resolve-accept-run"
+          onClick={() => props.accept(true)}
+        >
+          Accept and run
+        </button>
+      )}
+      <button
+        className="jp-mod-styled jp-resolve-edit"
+        aria-pressed={props.editing}
+        onClick={props.toggleEditing}
+      >
+        {props.editing ? 'Show diff' : 'Edit'}
+      </button>
+      <button
+        className="jp-mod-styled jp-mod-reject jp-resolve-reject"
+        aria-expanded={props.rejecting}
+        onClick={props.toggleRejecting}
+      >
+        Reject…
+      </button>
+    </div>
+  );
+}
+
+/** Why the proposal is rejected (optional; the model is told), and the button that rejects. */
+function RejectReason(props: {
+  readonly reason: string;
+  readonly setReason: (reason: string) => void;
+  readonly reject: () => void;
+}): JSX.Element {
+  return (
+    <div className="jp-resolve-proposal-reject">
+      <input
+        className="jp-resolve-reject-reason"
+        aria-label="Why (optional, the model is told)"
+        placeholder="Why (optional, the model is told)"
+        value={props.reason}
+        onChange={e => props.setReason(e.target.value)}
+        onKeyDown={e => {
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            props.reject();
+          }
+        }}
+      />
+      <button
+        className="jp-mod-styled jp-mod-reject jp-resolve-reject-confirm"
+        onClick={props.reject}
+      >
+        Reject
+      </button>
+    </div>
+  );
+}
+
+/** A `notebook_propose` card, with the decision the person makes on it. */
 export function ProposalCard(props: {
   readonly model: ChatModel;
   readonly run: IRunView;
@@ -48,26 +153,30 @@ export function ProposalCard(props: {
   const [drafts, setDrafts] = React.useState<string[]>(() => proposal.cells.map(c => c.source));
   const [rejecting, setRejecting] = React.useState(false);
   const [reason, setReason] = React.useState('');
-  const bases = diffBases(proposal, model.liveSource(proposal));
-  const busy = model.deciding[proposal.proposalId] ?? null;
+  const bases = diffBases(proposal, model.decisions.liveSource(proposal));
+  const busy = model.decisions.deciding[proposal.proposalId] ?? null;
   const waiting = proposal.status === 'waiting';
   const edited = drafts.some((d, i) => d !== proposal.cells[i]?.source);
   const shown: IProposedCell[] = proposal.cells.map((c, i) => ({
     ...c,
     source: drafts[i] ?? c.source
   }));
-  const hasCode = shown.some(c => c.cell_type === 'code');
   const accept = (run_: boolean) =>
-    void model.decideProposal(run, proposal, {
+    void model.decisions.proposal(run, proposal, {
       decision: 'accept',
       ...(run_ ? { run: true } : {}),
       ...(edited ? { cells: shown } : {})
     });
   const reject = () =>
-    void model.decideProposal(run, proposal, {
+    void model.decisions.proposal(run, proposal, {
       decision: 'reject',
       ...(reason.trim() ? { reason: reason.trim() } : {})
     });
+  const edit = (i: number, source: string) => {
+    const next = [...drafts];
+    next[i] = source;
+    setDrafts(next);
+  };
   return (
     <div
       className={`jp-resolve-proposal jp-mod-${proposal.status}`}
@@ -81,89 +190,31 @@ export function ProposalCard(props: {
       </div>
       {proposal.note && <div className="jp-resolve-proposal-note">{proposal.note}</div>}
       {shown.map((cell, i) => (
-        <div
+        <ProposedCell
           key={i}
-          className="jp-resolve-proposal-cell"
-          data-kind={bases[i] !== null ? 'diff' : 'new'}
-        >
-          <div className="jp-resolve-proposal-cell-head">
-            {bases[i] !== null ? 'changes' : 'new'} {cell.cell_type} cell
-          </div>
-          {editing && waiting ? (
-            <textarea
-              className="jp-resolve-proposal-edit"
-              aria-label={`Source of proposed cell ${i + 1}`}
-              value={drafts[i]}
-              rows={Math.min(20, Math.max(3, drafts[i].split('\n').length + 1))}
-              onChange={e => {
-                const next = [...drafts];
-                next[i] = e.target.value;
-                setDrafts(next);
-              }}
-            />
-          ) : (
-            <Diff lines={lineDiff(bases[i] ?? '', cell.source)} />
-          )}
-        </div>
+          cell={cell}
+          index={i}
+          base={bases[i]}
+          editing={editing && waiting}
+          onEdit={source => edit(i, source)}
+        />
       ))}
       <div className="jp-resolve-proposal-status" aria-live="polite">
         {busy ?? decisionLabel(proposal)}
         {edited && waiting && !busy ? ' · edited' : ''}
       </div>
       {waiting && !busy && (
-        <div className="jp-resolve-proposal-actions">
-          <button
-            className="jp-mod-styled jp-mod-accept jp-resolve-accept"
-            onClick={() => accept(false)}
-          >
-            Accept
-          </button>
-          {hasCode && (
-            <button
-              className="jp-mod-styled jp-mod-accept jp-resolve-accept-run"
-              onClick={() => accept(true)}
-            >
-              Accept and run
-            </button>
-          )}
-          <button
-            className="jp-mod-styled jp-resolve-edit"
-            aria-pressed={editing}
-            onClick={() => setEditing(!editing)}
-          >
-            {editing ? 'Show diff' : 'Edit'}
-          </button>
-          <button
-            className="jp-mod-styled jp-mod-reject jp-resolve-reject"
-            aria-expanded={rejecting}
-            onClick={() => setRejecting(!rejecting)}
-          >
-            Reject…
-          </button>
-        </div>
+        <ProposalActions
+          hasCode={shown.some(c => c.cell_type === 'code')}
+          editing={editing}
+          rejecting={rejecting}
+          accept={accept}
+          toggleEditing={() => setEditing(!editing)}
+          toggleRejecting={() => setRejecting(!rejecting)}
+        />
       )}
       {waiting && !busy && rejecting && (
-        <div className="jp-resolve-proposal-reject">
-          <input
-            className="jp-resolve-reject-reason"
-            aria-label="Why (optional, the model is told)"
-            placeholder="Why (optional, the model is told)"
-            value={reason}
-            onChange={e => setReason(e.target.value)}
-            onKeyDown={e => {
-              if (e.key === 'Enter') {
-                e.preventDefault();
-                reject();
-              }
-            }}
-          />
-          <button
-            className="jp-mod-styled jp-mod-reject jp-resolve-reject-confirm"
-            onClick={reject}
-          >
-            Reject
-          </button>
-        </div>
+        <RejectReason reason={reason} setReason={setReason} reject={reject} />
       )}
     </div>
   );

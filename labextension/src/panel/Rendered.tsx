@@ -2,7 +2,7 @@
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { IClock, RenderThrottle } from '../throttle';
-import { MimeBundle } from '../validate';
+import { MimeBundle } from '../events';
 
 /** How often streamed Markdown is rendered again while its text keeps growing. */
 const RENDER_EVERY_MS = 80;

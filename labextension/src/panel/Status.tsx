@@ -42,13 +42,13 @@ function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
 
 export function Status(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
-  const health = model.health;
+  const health = model.server.health;
   // servers start, fail and restart with the calls: the view asks again each time it opens
-  React.useEffect(() => void model.refreshHealth(), []);
+  React.useEffect(() => void model.server.refreshHealth(), []);
   return (
     <div className="jp-resolve-list jp-resolve-status">
       <div className="jp-resolve-list-actions">
-        <button className="jp-mod-styled" onClick={() => void model.refreshHealth()}>
+        <button className="jp-mod-styled" onClick={() => void model.server.refreshHealth()}>
           Refresh
         </button>
         {health && (
@@ -58,7 +58,9 @@ export function Status(props: { readonly model: ChatModel }): JSX.Element {
           </span>
         )}
       </div>
-      {model.healthError && <div className="jp-resolve-error">{model.healthError}</div>}
+      {model.server.healthError && (
+        <div className="jp-resolve-error">{model.server.healthError}</div>
+      )}
       <h3 className="jp-resolve-status-heading">MCP servers</h3>
       {health && !health.mcp.length && (
         <div className="jp-resolve-empty">

@@ -4,7 +4,8 @@
  * Shown as text only.
  */
 import * as React from 'react';
-import { ChatModel, describeError } from '../model';
+import { ChatModel } from '../model';
+import { describeError } from '../request';
 import { ITranscriptItem, transcriptItems } from '../transcript';
 import { ITranscript } from '../validate';
 

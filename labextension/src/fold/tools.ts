@@ -1,0 +1,64 @@
+/** How `tool.*` events fold into a run's view: one card per call, its status as it moves. */
+import type { EventType } from '../events';
+import type { Fold, IRunView, IToolCall, ToolStatus } from '../run';
+
+/** The statuses of a call that has not ended yet. */
+export const OPEN: readonly ToolStatus[] = ['requested', 'waiting', 'approved', 'running'];
+
+/** The call's card, made (and placed in the answer) when first heard of. */
+export function tool(run: IRunView, callId: string, name?: string): IToolCall {
+  let call = run.tools[callId];
+  if (!call) {
+    call = {
+      callId,
+      name: name ?? 'tool',
+      arguments: {},
+      status: 'requested',
+      approved: false,
+      output: '',
+      mime: null,
+      truncated: false,
+      ms: null
+    };
+    run.tools[callId] = call;
+    run.parts.push({ kind: 'tool', callId });
+  }
+  if (name) {
+    call.name = name;
+  }
+  return call;
+}
+
+/** The tool family: requested, approval (waiting, approved, denied), started, completed. */
+export const TOOL_FOLDS: { readonly [T in Extract<EventType, `tool.${string}`>]: Fold } = {
+  'tool.requested': (run, d) => {
+    const call = tool(run, String(d.call_id), d.name);
+    call.arguments = d.arguments ?? {};
+  },
+  'tool.approval': (run, d) => {
+    const call = tool(run, String(d.call_id), d.name);
+    if (d.arguments !== undefined) {
+      call.arguments = d.arguments;
+    }
+    if (d.state === 'waiting' || d.state === 'denied' || d.state === 'approved') {
+      call.status = d.state;
+    }
+    if (d.state === 'approved') {
+      call.approved = true;
+    }
+  },
+  'tool.started': (run, d) => {
+    tool(run, String(d.call_id), d.name).status = 'running';
+  },
+  'tool.completed': (run, d) => {
+    const call = tool(run, String(d.call_id), d.name);
+    // A denied call's result only tells the model so: the card stays denied.
+    if (call.status !== 'denied') {
+      call.status = d.ok ? 'done' : 'error';
+    }
+    call.output = String(d.output ?? '');
+    call.mime = d.mime ?? null;
+    call.truncated = Boolean(d.truncated);
+    call.ms = typeof d.ms === 'number' ? d.ms : null;
+  }
+};

@@ -1,0 +1,147 @@
+/** An answer: its parts in arrival order (text, reasoning, tool cards, steps), errors, footer. */
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import * as React from 'react';
+import { compactionLine, emptySummary, usageLine } from '../labels';
+import { ChatModel } from '../model';
+import { ICompaction, IRunView } from '../run';
+import { ITurn } from '../turn';
+import { ProposalCard } from './Proposal';
+import { Markdown } from './Rendered';
+import { ToolCard } from './ToolCard';
+
+function useTicker(active: boolean): void {
+  const [, setTick] = React.useState(0);
+  React.useEffect(() => {
+    if (!active) {
+      return;
+    }
+    const id = window.setInterval(() => setTick(t => t + 1), 1000);
+    return () => window.clearInterval(id);
+  }, [active]);
+}
+
+function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.Element {
+  const { run } = props;
+  useTicker(props.live);
+  const end = run.endedAt ?? Date.now();
+  const seconds = Math.max(0, (end - run.startedAt) / 1000);
+  const tokens = run.promptTokens + run.completionTokens;
+  return (
+    <div className="jp-resolve-footer" aria-label="run summary">
+      <span title="rounds used of the budget">
+        rounds {run.rounds ?? '…'}
+        {run.budget ? `/${run.budget}` : ''}
+      </span>
+      <span
+        className="jp-resolve-usage"
+        title={
+          `prompt ${run.promptTokens}, completion ${run.completionTokens}` +
+          (tokens ? '' : ' (the provider reported none)')
+        }
+      >
+        {usageLine(run)}
+      </span>
+      <span>{seconds.toFixed(1)} s</span>
+      {run.reason && <span className={`jp-resolve-reason-${run.reason}`}>{run.reason}</span>}
+    </div>
+  );
+}
+
+/** A compaction, as a quiet line: tokens before and after, what was done; a summary folded. */
+function Compaction(props: { readonly compaction: ICompaction }): JSX.Element {
+  const c = props.compaction;
+  return (
+    <div className="jp-resolve-compaction" role="note">
+      <span>{compactionLine(c)}</span>
+      {c.summary && (
+        <details>
+          <summary>Summary of the earlier turns</summary>
+          <div className="jp-resolve-compaction-summary">{c.summary}</div>
+        </details>
+      )}
+    </div>
+  );
+}
+
+function Steps(props: { readonly run: IRunView }): JSX.Element | null {
+  if (!props.run.steps.length) {
+    return null;
+  }
+  return (
+    <ol className="jp-resolve-steps" aria-label="role chain">
+      {props.run.steps.map((step, i) => (
+        <li
+          key={i}
+          className={step.done ? 'jp-mod-done' : step.runId ? 'jp-mod-active' : 'jp-mod-pending'}
+        >
+          {step.soul}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** One run's answer, as it streams and once it has ended. */
+export function Answer(props: {
+  readonly model: ChatModel;
+  readonly rendermime: IRenderMimeRegistry;
+  readonly turn: ITurn;
+  readonly live: boolean;
+}): JSX.Element {
+  const { run } = props.turn;
+  const summary = emptySummary(run);
+  return (
+    <div className="jp-resolve-message jp-resolve-assistant" data-run-id={run.runId}>
+      <Steps run={run} />
+      {run.parts.map((part, i) => {
+        switch (part.kind) {
+          case 'text':
+            return <Markdown key={i} rendermime={props.rendermime} text={part.text} />;
+          case 'reasoning':
+            return props.model.settings.showReasoning ? (
+              <details key={i} className="jp-resolve-reasoning">
+                <summary>Reasoning</summary>
+                <div>{part.text}</div>
+              </details>
+            ) : null;
+          case 'compaction':
+            return <Compaction key={i} compaction={part.compaction} />;
+          case 'step':
+            return (
+              <div key={i} className="jp-resolve-step-title">
+                {part.soul}
+              </div>
+            );
+          case 'tool': {
+            const call = run.tools[part.callId];
+            const proposal = call.proposalId ? run.proposals?.[call.proposalId] : undefined;
+            return (
+              <ToolCard
+                key={i}
+                call={call}
+                rendermime={props.rendermime}
+                onDecide={d => void props.model.decisions.call(run, call.callId, d)}
+              >
+                {proposal && <ProposalCard model={props.model} run={run} proposal={proposal} />}
+              </ToolCard>
+            );
+          }
+        }
+      })}
+      {props.live && run.parts.every(p => p.kind === 'compaction') && (
+        <div className="jp-resolve-pending">Thinking…</div>
+      )}
+      {run.errors.map((e, i) => (
+        <div key={`e${i}`} className="jp-resolve-error" role="alert">
+          {e}
+        </div>
+      ))}
+      {summary && (
+        <div className="jp-resolve-summary" aria-label="empty-run summary">
+          {summary}
+        </div>
+      )}
+      <Footer run={run} live={props.live} />
+    </div>
+  );
+}

@@ -1,0 +1,79 @@
+/** What the server offers the panel: its health, the souls to pick from, the models. */
+import { ISignal, Signal } from '@lumino/signaling';
+import * as api from './api';
+import { describeError, ResolveRequestError } from './request';
+import { IModels, modelsNote } from './status';
+import { IHealth, ISoul } from './validate';
+
+/** The server's health, souls and models, each loaded (and loaded again) on its own. */
+export class ServerInfo {
+  /** Emitted when anything here was loaded again. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  health: IHealth | null = null;
+  healthError: string | null = null;
+  souls: ISoul[] = [];
+  soulsError: string | null = null;
+  /** What `GET resolve/api/models` offered (null: not loaded, or the server lacks it). */
+  models: IModels | null = null;
+  /** Why the models could not be loaded. */
+  modelsError: string | null = null;
+
+  /** A quiet note under the picker, e.g. why the provider's list is missing. */
+  get modelsNote(): string | null {
+    return this.modelsError ?? modelsNote(this.models);
+  }
+
+  /** The model answering, e.g. "offline scripted model", "openai · gpt-4o" (`live`: a run's). */
+  modelLabel(live?: string): string {
+    const health = this.health;
+    if (health?.providerName === 'scripted') {
+      return 'offline scripted model';
+    }
+    if (health) {
+      const model = live || health.model;
+      return model ? `${health.providerName} · ${model}` : health.providerName;
+    }
+    return live || 'model unknown';
+  }
+
+  async refreshHealth(): Promise<void> {
+    try {
+      this.health = await api.health();
+      this.healthError = this.health.problems.join('; ') || null;
+    } catch (error) {
+      this.healthError = describeError(error, 'Health');
+    }
+    this._changed.emit();
+  }
+
+  async refreshSouls(): Promise<void> {
+    try {
+      this.souls = await api.souls();
+      this.soulsError = null;
+    } catch (error) {
+      this.souls = [];
+      this.soulsError = describeError(error, 'Souls');
+    }
+    this._changed.emit();
+  }
+
+  async refreshModels(): Promise<void> {
+    try {
+      this.models = await api.models();
+      this.modelsError = null;
+    } catch (error) {
+      this.models = null;
+      // a server without the endpoint: no picker, no note
+      this.modelsError =
+        error instanceof ResolveRequestError && error.notAvailable
+          ? null
+          : describeError(error, 'Models');
+    }
+    this._changed.emit();
+  }
+
+  private _changed = new Signal<this, void>(this);
+}
