@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +63,15 @@ class Connection:
         return cls(url if url.endswith("/") else url + "/", token)
 
 
-def parse_sse_lines(lines: Iterator[str]) -> Iterator[Event]:
-    """``id:``/``event:``/``data:`` blocks → events; comments (keep-alives) are skipped. The
-    lines go through the one SSE decoder of the package (:class:`SSEDecoder`)."""
+def parse_sse(pieces: Iterable[bytes]) -> Iterator[Event]:
+    """The bytes of an event stream, as the network delivers them → events; comments
+    (keep-alives) are skipped. The bytes go to the one SSE decoder of the package
+    (:class:`SSEDecoder`), which ends lines at LF only: a text line reader (httpx's
+    ``iter_lines``, ``str.splitlines``) also ends them at U+2028, NEL and other separators a
+    model may write, and would cut an event's JSON in two."""
     decoder = SSEDecoder()
-    for line in lines:
-        yield from map(_event, decoder.feed(line.encode() + b"\n"))
+    for piece in pieces:
+        yield from map(_event, decoder.feed(piece))
     yield from map(_event, decoder.close())
 
 
@@ -144,7 +147,7 @@ class ResolveClient:
             with self._client.stream(method, path.lstrip("/"), content=content) as response:
                 if response.status_code >= 400:
                     raise _error_of(response)
-                yield from parse_sse_lines(response.iter_lines())
+                yield from parse_sse(response.iter_bytes())
         except self._httpx.HTTPError as exc:
             raise ClientError(
                 f"lost the stream from jupyter-resolve at {self.connection.url}: {exc}"

@@ -10,7 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_resolve.contracts.errors import ConnectionMissing
-from jupyter_resolve.magics.client import Connection, parse_sse_lines
+from jupyter_resolve.magics.client import Connection, parse_sse
 from jupyter_resolve.magics.line import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
 from jupyter_resolve.magics.run_markdown import card_markdown, to_markdown
@@ -257,24 +257,18 @@ def test_interpolate() -> None:
     assert interpolate('f"{df}"', ns) == 'f"frame"'
 
 
-def test_parse_sse_lines() -> None:
-    lines = [
-        ": keep-alive",
-        "",
-        "id: 1",
-        "event: run.started",
-        'data: {"run_id":"r"}',
-        "",
-        "id: 2",
-        "event: text.delta",
-        'data:{"text":"hi"}',
-        "",
-    ]
-    events = list(parse_sse_lines(iter(lines)))
-    assert events == [
+def test_parse_sse() -> None:
+    stream = (
+        ': keep-alive\n\nid: 1\nevent: run.started\ndata: {"run_id":"r"}\n\n'
+        'id: 2\r\nevent: text.delta\r\ndata:{"text":"a\u2028b\x85c\u2029d é"}\r\n\r\n'
+    ).encode()
+    expected = [
         {"seq": 1, "type": "run.started", "data": {"run_id": "r"}},
-        {"seq": 2, "type": "text.delta", "data": {"text": "hi"}},
+        {"seq": 2, "type": "text.delta", "data": {"text": "a\u2028b\x85c\u2029d é"}},
     ]
+    assert list(parse_sse([stream])) == expected
+    # any split of the bytes, even inside a character, gives the same events
+    assert list(parse_sse(stream[i : i + 1] for i in range(len(stream)))) == expected
 
 
 def test_connection_from_env() -> None:
