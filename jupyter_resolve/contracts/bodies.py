@@ -24,6 +24,7 @@ EventType = Literal[
     "tool.requested",
     "tool.approval",
     "tool.started",
+    "tool.output",
     "tool.completed",
     "usage",
     "run.error",

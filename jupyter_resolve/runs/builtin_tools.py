@@ -20,6 +20,7 @@ from ..tools.web_fetch import web_fetch
 from .manager import RunManager
 from .request import RunRequest
 from .run import Run
+from .tool_output import LiveOutput
 
 if TYPE_CHECKING:
     from ..artifacts import Artifacts
@@ -64,18 +65,24 @@ def kernel_tool(host: ToolHost, name: str) -> Implementation:
 
 
 async def _run_in_kernel(host: ToolHost, name: str, request: ToolCallRequest) -> ToolResult:
+    """The call in the session's kernel; what it prints and displays meanwhile goes to the
+    run's clients as ``tool.output`` (runs/tool_output.py), all of it before tool.completed."""
     run = host.runs.get(request.run_id)
     kernel = await host.kernels.get(run.session_id)
     timeout = host.config.tool_timeout
-    if name == "python":
-        code = request.arguments.get("code")
-        if not isinstance(code, str):
-            return ToolResult(ok=False, output="python: 'code' must be a string")
-        return await run_python(kernel, code, timeout)
-    arguments = dict(request.arguments)
-    if name == "shell":
-        arguments.setdefault("timeout", timeout)
-    return await run_bridged(kernel, name, arguments, timeout)
+    live = LiveOutput(run.emit_all, request.call_id)
+    try:
+        if name == "python":
+            code = request.arguments.get("code")
+            if not isinstance(code, str):
+                return ToolResult(ok=False, output="python: 'code' must be a string")
+            return await run_python(kernel, code, timeout, live.add)
+        arguments = dict(request.arguments)
+        if name == "shell":
+            arguments.setdefault("timeout", timeout)
+        return await run_bridged(kernel, name, arguments, timeout, live.add)
+    finally:
+        live.close()  # what waits is sent now: before tool.completed, or run.completed
 
 
 async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:

@@ -20,6 +20,34 @@ from jupyter_client.session import DELIM, Session
 
 
 @dataclass
+class KernelOutput:
+    """What a running request shows as it goes: printed text, or a display (its MIME bundle)."""
+
+    stream: str  # stdout | stderr | display
+    text: str = ""
+    data: dict[str, Any] | None = None
+    display_id: str | None = None
+
+
+def live_output(msg_type: str, content: dict[str, Any]) -> KernelOutput | None:
+    """The output an IOPub message of a running request shows, if it shows one: ``stream``
+    text, ``display_data`` and ``update_display_data`` (the final ``execute_result`` and an
+    ``error`` come with the call's result)."""
+    if msg_type == "stream":
+        name = "stderr" if content.get("name") == "stderr" else "stdout"
+        text = content.get("text")
+        return KernelOutput(name, text) if isinstance(text, str) and text else None
+    if msg_type in ("display_data", "update_display_data"):
+        data = content.get("data")
+        transient = content.get("transient")
+        display_id = transient.get("display_id") if isinstance(transient, dict) else None
+        if not isinstance(data, dict) or not data:
+            return None
+        return KernelOutput("display", data=data, display_id=str(display_id or "") or None)
+    return None
+
+
+@dataclass
 class KernelMessage:
     """One IOPub message: its type, the id of the request it answers, its content."""
 
@@ -71,4 +99,4 @@ class IOPubReader:
         )
 
 
-__all__ = ["IOPubReader", "KernelMessage"]
+__all__ = ["IOPubReader", "KernelMessage", "KernelOutput", "live_output"]

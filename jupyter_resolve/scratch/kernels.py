@@ -30,7 +30,7 @@ from kernel_tools.result import RESULT_MIME  # what the bridge publishes
 
 from . import bootstrap, direct
 from .direct import DirectChannel
-from .iopub import IOPubReader, KernelMessage
+from .iopub import IOPubReader, KernelMessage, KernelOutput, live_output
 from .kernelspec import (
     KernelChoice,
     SandboxedKernelManager,
@@ -41,6 +41,8 @@ from .workspace import Workspace
 
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+OnOutput = Callable[[KernelOutput], None]
+"""Takes what a running request prints or displays, as it comes (a call's live output)."""
 
 
 @dataclass
@@ -192,19 +194,30 @@ class ScratchKernel:
     async def alive(self) -> bool:
         return self.km is not None and bool(await self.km.is_alive())
 
-    async def execute(self, code: str, timeout: float, silent: bool = False) -> Execution:
+    async def execute(
+        self, code: str, timeout: float, silent: bool = False, on_output: OnOutput | None = None
+    ) -> Execution:
         """Run ``code`` as a cell; on timeout the kernel is interrupted; on death it is
         restarted. Cancelled (the run ended), the code is interrupted — the kernel keeps its
         state — and the cancel goes on once the kernel is idle (restarted, should it not get
-        idle)."""
-        return await self._call(lambda: self._send_cell(code, silent), timeout)
+        idle). ``on_output`` takes what the cell prints and displays while it runs."""
+        return await self._call(lambda: self._send_cell(code, silent), timeout, None, on_output)
 
-    async def bridge_call(self, name: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """Run a kernel_tools builtin through the bridge; its one result bundle, or None."""
+    async def bridge_call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        on_output: OnOutput | None = None,
+    ) -> Any:
+        """Run a kernel_tools builtin through the bridge; its one result bundle, or None.
+        ``on_output`` takes what the tool prints while it runs (the shell tool's output)."""
         payload = json.dumps({"name": name, "arguments": arguments, "timeout": timeout})
         # The bridge publishes its one result last: the call ends there, not at idle (what is
         # left of the request runs before the next one).
-        result = await self._call(lambda: self._send_bridge(payload), timeout + 5, RESULT_MIME)
+        result = await self._call(
+            lambda: self._send_bridge(payload), timeout + 5, RESULT_MIME, on_output
+        )
         for bundle in result.outputs:
             if RESULT_MIME in bundle:
                 return bundle[RESULT_MIME]
@@ -218,7 +231,11 @@ class ScratchKernel:
         await self.start()
 
     async def _call(
-        self, send: Callable[[], str], timeout: float, until: str | None = None
+        self,
+        send: Callable[[], str],
+        timeout: float,
+        until: str | None = None,
+        on_output: OnOutput | None = None,
     ) -> Execution:
         """One request, sent by ``send`` once the kernel is known alive; ``until``: a MIME type
         whose first output ends the call."""
@@ -226,7 +243,7 @@ class ScratchKernel:
             self.last_used = time.monotonic()
             if not await self.alive():
                 await self._restart()
-            result = await self._execute(send, timeout, until)
+            result = await self._execute(send, timeout, until, on_output)
             if result.died:
                 await self._restart()
             self.last_used = time.monotonic()
@@ -246,12 +263,16 @@ class ScratchKernel:
         return str(self.client.execute(code, silent=True, store_history=False, allow_stdin=False))
 
     async def _execute(
-        self, send: Callable[[], str], timeout: float, until: str | None = None
+        self,
+        send: Callable[[], str],
+        timeout: float,
+        until: str | None = None,
+        on_output: OnOutput | None = None,
     ) -> Execution:
         client = self.client
         msg_id = send()
         try:
-            return await self._collect(client, msg_id, timeout, until)
+            return await self._collect(client, msg_id, timeout, until, on_output)
         except asyncio.CancelledError:
             await self._interrupt(client, msg_id)
             raise
@@ -275,10 +296,15 @@ class ScratchKernel:
             return None
 
     async def _collect(
-        self, client: Any, msg_id: str, timeout: float, until: str | None = None
+        self,
+        client: Any,
+        msg_id: str,
+        timeout: float,
+        until: str | None = None,
+        on_output: OnOutput | None = None,
     ) -> Execution:
         """What the execution ``msg_id`` produces, until the kernel is idle again (or until
-        an output with the MIME type ``until``)."""
+        an output with the MIME type ``until``); each output to ``on_output`` as it comes."""
         result = Execution()
         deadline = time.monotonic() + timeout
         while True:
@@ -296,6 +322,9 @@ class ScratchKernel:
             if msg.parent_id != msg_id:
                 continue
             kind, content = msg.msg_type, msg.content
+            if on_output is not None and (output := live_output(kind, content)) is not None:
+                if until is None or until not in (output.data or {}):
+                    on_output(output)
             if kind == "stream":
                 if content.get("name") == "stderr":
                     result.stderr += content.get("text", "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contracts.bodies import ToolResult
-from ..scratch.kernels import Execution, ScratchKernel
+from ..scratch.kernels import Execution, OnOutput, ScratchKernel
 
 RICH_TYPES = (
     "text/markdown",
@@ -52,14 +52,21 @@ def python_result(execution: Execution, timeout: float) -> ToolResult:
     return ToolResult(ok=execution.error is None, output="\n".join(parts), mime=bundle or None)
 
 
-async def run_python(kernel: ScratchKernel, code: str, timeout: float) -> ToolResult:
-    return python_result(await kernel.execute(code, timeout), timeout)
+async def run_python(
+    kernel: ScratchKernel, code: str, timeout: float, on_output: OnOutput | None = None
+) -> ToolResult:
+    execution = await kernel.execute(code, timeout, on_output=on_output)
+    return python_result(execution, timeout)
 
 
 async def run_bridged(
-    kernel: ScratchKernel, name: str, arguments: dict[str, Any], timeout: float
+    kernel: ScratchKernel,
+    name: str,
+    arguments: dict[str, Any],
+    timeout: float,
+    on_output: OnOutput | None = None,
 ) -> ToolResult:
-    answer = await kernel.bridge_call(name, arguments, timeout)
+    answer = await kernel.bridge_call(name, arguments, timeout, on_output)
     if isinstance(answer, dict):
         return ToolResult(
             ok=bool(answer.get("ok")), output=str(answer.get("output", "")), mime=answer.get("mime")
