@@ -3,7 +3,8 @@ test_guest.py: ``python -m tests.jupyter_resolve.guest_host MODE WORKDIR`` print
 
 - ``two``: two servers at once, each started (its extension's start hook, the runtime) and
   given a kernel, then both stopped;
-- ``quick-stop``: one server stopped while its runtime is being spawned.
+- ``quick-stop``: one server stopped while its runtime is being spawned;
+- ``no-stop``: one server started and never stopped (the process just exits).
 """
 
 from __future__ import annotations
@@ -119,9 +120,15 @@ async def quick_stop(workdir: Path) -> dict[str, Any]:
     return {"state": supervisor.state, "left": runtime_children()}
 
 
+async def no_stop(workdir: Path) -> dict[str, Any]:
+    app = make_server(workdir / "root")
+    await app._post_start()
+    return {"pid": runtime_pid(app)}
+
+
 def main() -> None:
     mode, workdir = sys.argv[1], Path(sys.argv[2])
-    run = {"two": two, "quick-stop": quick_stop}[mode]
+    run = {"two": two, "quick-stop": quick_stop, "no-stop": no_stop}[mode]
     report = asyncio.run(run(workdir))
     gc.collect()  # what a closed loop left to finalize speaks now, on stderr
     print(json.dumps(report))

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,13 @@ def host(mode: str, workdir: Path) -> tuple[dict[str, Any], str]:
     assert done.returncode == 0, done.stderr[-3000:]
     report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return report, done.stderr
+
+
+def gone(pid: int) -> bool:
+    try:
+        return "zombie" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
 
 
 def test_an_invalid_setting_disables_the_extension_in_one_line(tmp_path: Path) -> None:
@@ -75,6 +83,14 @@ def test_a_server_stopped_while_its_runtime_starts_leaves_none(tmp_path: Path) -
     assert report == {"state": "stopped", "left": []}
     assert "Event loop is closed" not in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_runtime_whose_server_never_stopped_goes_with_the_process(tmp_path: Path) -> None:
+    report, _ = host("no-stop", tmp_path)
+    deadline = time.monotonic() + 30  # not a timing assertion: a bound on the wait
+    while not gone(report["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert gone(report["pid"])
 
 
 @pytest.fixture
