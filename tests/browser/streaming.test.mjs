@@ -2,7 +2,8 @@
 // fake OpenAI provider whose pieces come ~15 ms apart, as a fast real model's do: the answer's
 // visible text grows while the run is live, not only once it has ended. The page records each
 // state the answer goes through (its rendered text's length, whether the footer shows the run's
-// end), so the test asserts on states, not on times.
+// end), so the test asserts on states, not on times. Narrowed to 250 px, the chat stays at its
+// end.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { labForSuite, openPanel, send, shot } from './lab.mjs';
@@ -101,6 +102,13 @@ describe('streamed answers', { timeout: 600_000 }, () => {
     );
     await shot(panel, '17-streamed-570px');
     await sidebarWidth(page, 250);
+    // the narrower panel wraps the answer taller: the chat stays at its end (after two frames,
+    // once the layout has settled and the resize has been seen)
+    const gap = await panel.locator('.jp-resolve-messages').evaluate(async node => {
+      await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+      return node.scrollHeight - node.scrollTop - node.clientHeight;
+    });
+    assert.ok(gap <= 2, `the chat stays at its end when the panel narrows (${gap} px above it)`);
     await shot(panel, '18-streamed-250px');
     assert.deepEqual(suite.session.errors, []);
   });

@@ -26,6 +26,7 @@ function Mentions(props: { readonly mentions: IMention[] }): JSX.Element | null 
   );
 }
 
+/** The conversation, kept at its end while new text arrives unless the person scrolled up. */
 export function Chat(props: {
   readonly model: ChatModel;
   readonly rendermime: IRenderMimeRegistry;
@@ -45,17 +46,17 @@ export function Chat(props: {
     if (!node) {
       return;
     }
-    const observer = new MutationObserver(() => {
-      if (stick.current) {
-        node.scrollTop = node.scrollHeight;
-      }
-    });
+    const toEnd = () => stick.current && (node.scrollTop = node.scrollHeight);
+    const observer = new MutationObserver(toEnd);
     observer.observe(node, { childList: true, subtree: true, characterData: true });
-    const onLoad = () => stick.current && (node.scrollTop = node.scrollHeight);
-    node.addEventListener('load', onLoad, true);
+    // a narrower panel wraps the text taller: stay at the end then too
+    const resized = new ResizeObserver(toEnd);
+    resized.observe(node);
+    node.addEventListener('load', toEnd, true);
     return () => {
       observer.disconnect();
-      node.removeEventListener('load', onLoad, true);
+      resized.disconnect();
+      node.removeEventListener('load', toEnd, true);
     };
   }, []);
   const last = model.turns.length - 1;
