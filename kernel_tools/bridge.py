@@ -172,14 +172,25 @@ def run(request: str | dict[str, Any]) -> Result:
         return error(f"{name}: failed unexpectedly: {type(exc).__name__}: {exc}")
 
 
+def _print_live(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()  # now: the call's output is shown while it runs
+
+
 def call(request: str) -> None:
-    """Run one request and publish its result as one display_data; never raises."""
+    """Run one request and publish its result as one display_data; never raises. What a tool
+    prints as it runs (the shell tool's output) goes to stdout meanwhile."""
+    from .shell import LIVE
+
+    live = LIVE.set(_print_live)
     try:
         result = run(request)
     except KeyboardInterrupt:
         result = error("bridge: interrupted (the call's time limit passed)")
     except Exception as exc:  # a bug in the bridge itself: still exactly one result
         result = error(f"bridge: failed unexpectedly: {type(exc).__name__}: {exc}")
+    finally:
+        LIVE.reset(live)
     try:
         publish(result.to_json())
     except Exception:  # no display machinery (not in a kernel): print the bundle instead

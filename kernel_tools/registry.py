@@ -20,7 +20,7 @@ KERNEL_EXECUTED = frozenset({"python"})
 
 
 def _shell(ws: Workspace, args: Mapping[str, Any], call_timeout: float | None) -> Result:
-    return shell.shell(ws, args["command"], args.get("timeout"), call_timeout)
+    return shell.shell(ws, args["command"], args.get("timeout"), call_timeout, shell.LIVE.get())
 
 
 def _read_file(ws: Workspace, args: Mapping[str, Any], _: float | None) -> Result:

@@ -27,6 +27,10 @@ for _ in range(400):
 print("go seen" if os.path.exists("go.txt") else "gave up")
 print("to stderr", file=sys.stderr)
 """
+SHELL_WAITS_FOR_THE_CLIENT = (
+    "echo waiting for go; for i in $(seq 400); do [ -e go.txt ] && break; sleep 0.05; done; "
+    "if [ -e go.txt ]; then echo go seen; else echo gave up; fi"
+)
 PRINTS_FIVE_LINES = """
 import time
 for i in range(5):
@@ -76,6 +80,30 @@ async def test_printed_lines_reach_the_client_while_the_call_runs(
     assert text_of(stream.events, "stdout") == "waiting for go\ngo seen\n"
     assert text_of(stream.events, "stderr") == "to stderr\n"
     assert {d["stream"] for _, d in live} == {"stdout", "stderr"}
+
+
+async def test_a_shell_command_streams_its_output_too(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    gateway.config.approval_policy = {"exec": "auto"}
+    session = "s-live-shell"
+    work = jp_root_dir / ".resolve" / "sessions" / session / "work"
+    script(gateway, tmp_path, call("shell", command=SHELL_WAITS_FOR_THE_CLIENT), {"content": "ok"})
+
+    def on_event(event: SSE) -> bool:
+        if event.event == "tool.output" and "waiting for go" in event.data.get("text", ""):
+            (work / "go.txt").touch()
+        return False
+
+    body = {"messages": [{"role": "user", "content": "live"}], "session_id": session}
+    stream = await server.stream("/resolve/api/chat", body, until=on_event)
+    completed = stream.of("tool.completed")[0]
+    assert completed["output"].startswith("waiting for go\ngo seen\n[exit code 0]"), completed
+    assert text_of(stream.events, "stdout") == "waiting for go\ngo seen\n"
+    live = outputs(stream.events)
+    assert all(
+        seq_of(stream, "tool.started") < s < seq_of(stream, "tool.completed") for s, _ in live
+    )
 
 
 async def test_live_output_is_logged_and_replayed(

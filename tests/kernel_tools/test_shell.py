@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernel_tools.paths import Workspace
+from kernel_tools.result import OUTPUT_LIMIT
 from kernel_tools.shell import effective_timeout, shell
 
 
@@ -85,3 +86,14 @@ def test_shell_truncates_output(ws: Workspace) -> None:
 )
 def test_effective_timeout(requested: float | None, call: float | None, expected: float) -> None:
     assert effective_timeout(requested, call) == expected
+
+
+def test_shell_passes_its_output_on_as_it_comes(ws: Workspace) -> None:
+    seen: list[str] = []
+    result = shell(ws, "echo one; echo two >&2; printf 'caf\\303\\251'", live=seen.append)
+    assert "".join(seen) == "one\ntwo\ncafé"
+    assert result.output.startswith("one\ntwo\ncafé\n[exit code 0]")
+    # Passed on up to the result's own bound, no further.
+    seen.clear()
+    shell(ws, "head -c 50000 /dev/zero | tr '\\0' x", live=seen.append)
+    assert "".join(seen) == "x" * OUTPUT_LIMIT
