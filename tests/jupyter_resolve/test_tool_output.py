@@ -10,7 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jupyter_resolve.runs.tool_output import MAX_EVENTS, MAX_TEXT
+from jupyter_resolve.runs.tool_output import (
+    FLUSH_CHARS,
+    MAX_DISPLAY_CHARS,
+    MAX_EVENTS,
+    MAX_TEXT,
+    LiveOutput,
+)
+from jupyter_resolve.scratch.iopub import KernelOutput
 from tests.conftest import SSE, Server, Stream
 from tests.scripting import call, script
 
@@ -209,3 +216,62 @@ async def test_a_cancel_while_output_streams_ends_the_run_once(
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["type"] for r in logged] == types
     assert [r["seq"] for r in logged] == list(range(1, len(types) + 1))
+
+
+# The coalescing and the bounds alone (runs/tool_output.py), the events taken as the run would.
+
+
+def live_output() -> tuple[LiveOutput, list[dict[str, Any]]]:
+    sent: list[dict[str, Any]] = []
+
+    def emit(batch: list[tuple[Any, dict[str, Any]]]) -> None:
+        assert all(kind == "tool.output" for kind, _ in batch)
+        sent.extend(data for _, data in batch)
+
+    return LiveOutput(emit, "call_1"), sent
+
+
+async def test_a_burst_is_one_event_per_stream_run_and_waits_for_the_flush() -> None:
+    live, sent = live_output()
+    for i in range(500):
+        live.add(KernelOutput("stdout", f"{i}\n"))
+    live.add(KernelOutput("stderr", "oops\n"))
+    live.add(KernelOutput("stdout", "more\n"))
+    assert sent == []  # held for at most FLUSH_SECONDS
+    live.close()
+    assert [(d["stream"], len(d["text"])) for d in sent] == [
+        ("stdout", sum(len(f"{i}\n") for i in range(500))),
+        ("stderr", 5),
+        ("stdout", 5),
+    ]
+    live.add(KernelOutput("stdout", "after the end\n"))
+    live.flush()
+    assert len(sent) == 3
+
+
+async def test_much_text_at_once_is_sent_at_once() -> None:
+    live, sent = live_output()
+    live.add(KernelOutput("stdout", "x" * FLUSH_CHARS))
+    assert [d["text"] for d in sent] == ["x" * FLUSH_CHARS]
+    live.close()
+
+
+async def test_alternating_streams_stop_at_the_event_bound_with_one_marker() -> None:
+    live, sent = live_output()
+    for i in range(300):
+        live.add(KernelOutput("stderr" if i % 2 else "stdout", "."))
+    live.close()
+    assert len(sent) == MAX_EVENTS
+    assert "live output stops here" in sent[-1]["text"]
+    assert [d["text"] for d in sent[:-1]] == ["."] * (MAX_EVENTS - 1)
+
+
+async def test_displays_keep_the_shown_types_and_a_bounded_payload() -> None:
+    live, sent = live_output()
+    live.add(KernelOutput("display", data={"image/png": "A" * 1000, "text/latex": "$x$"}))
+    live.add(KernelOutput("display", data={"application/x-unknown": "?"}))  # nothing to show
+    live.add(KernelOutput("display", data={"image/png": "B" * MAX_DISPLAY_CHARS}))
+    live.close()
+    assert sent[0] == {"call_id": "call_1", "stream": "display", "mime": {"image/png": "A" * 1000}}
+    assert "mime" not in sent[1] and "not shown live" in sent[1]["text"]
+    assert len(sent) == 2
