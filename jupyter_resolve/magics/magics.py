@@ -36,7 +36,7 @@ from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
 from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
-from .watch import RunInterrupted, cancel_and_drain, interrupted_note
+from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
 
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget")
 
@@ -200,8 +200,13 @@ class ResolveMagics(Magics):
         started = time.monotonic()
         shown = False
         interrupted = False
+        stream = Ticking(events)
         try:
-            for event in events:
+            for event in stream:
+                if event is None:  # a quiet spell
+                    if shown:
+                        ui.tick(view)
+                    continue
                 if not shown:  # not before the first event: a refused request shows no view
                     ui.start()
                     shown = True
@@ -209,9 +214,7 @@ class ResolveMagics(Magics):
                 ui.update(view, part, key)
         except KeyboardInterrupt:
             interrupted = True
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+            stream.close()
             if live:
                 cancel_and_drain(client, view, ui)
         finally:

@@ -50,6 +50,10 @@ class MarkdownStream:
     def start(self) -> None:
         return None
 
+    def tick(self, view: RunView) -> None:
+        """A quiet spell: nothing is held back here (every piece is printed as it comes)."""
+        return None
+
     def update(self, view: RunView, part: Part, key: str) -> None:
         if part == "text":
             index = int(key)

@@ -8,12 +8,13 @@ The display also carries the run as Markdown, for frontends that cannot render w
 
 Growing parts (each text block, the reasoning, the footer) are throttled, not debounced: one is
 sent at most every ``TEXT_INTERVAL`` while its events keep coming, so a model streaming pieces
-15 ms apart shows ~10 states a second; what a throttle held back goes out before a tool card and
-at the end. Sending every piece would resend the whole growing text each time (quadratic bytes
-through the kernel, the server and the browser, which then trail far behind the run). A long
-answer costs more to render each time: the wait after a render is at least ``RENDER_SHARE``
-times what it took, so rendering never keeps the kernel from reading the stream (it would
-otherwise read one piece per render and fall ever further behind the run).
+15 ms apart shows ~10 states a second; what the throttle held back goes out at the next tick of
+a quiet spell (:class:`.watch.Ticking`), before a tool card and at the end. Sending every piece
+would resend the whole growing text each time (quadratic bytes through the kernel, the server
+and the browser, which then trail far behind the run). A long answer costs more to render each
+time: the wait after a render is at least ``RENDER_SHARE`` times what it took, so rendering
+never keeps the kernel from reading the stream (it would otherwise read one piece per render
+and fall ever further behind the run).
 
 Everything shown passes through :mod:`.safe_html` first: the Output widget renders as trusted,
 so model, tool and run-log content is sanitized (or escaped) before it gets there.
@@ -217,6 +218,12 @@ class WidgetView:
     def _sent(self, part: str, started: float) -> None:
         now = self._clock()
         self._next_at[part] = now + max(TEXT_INTERVAL, RENDER_SHARE * (now - started))
+
+    def tick(self, view: RunView) -> None:
+        """A quiet spell (no event for a while): send what the throttle held back, when due."""
+        self._reasoning(view, False)
+        for index in list(self.texts):
+            self._text(view, index, False)
 
     def _flush(self, view: RunView) -> None:
         self._reasoning(view, True)

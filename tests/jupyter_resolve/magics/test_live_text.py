@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.fakes._server import Part
+from tests.fakes._server import Part, Request
 from tests.fakes.openai_server import DONE, chunk, sse, stream, usage
 from tests.jupyter_resolve.magics.server import RunningServer, running_server
 from tests.jupyter_resolve.magics.test_magics_session import FakeInThread
@@ -40,6 +40,23 @@ def steady_reply() -> Any:
     return stream([*frames, sse(chunk({}, "stop")), sse(usage()), DONE])
 
 
+BURST = "".join(f"b{i} " for i in range(20))
+
+
+def burst_then_quiet_reply() -> Any:
+    """A burst of text (a piece every PACE seconds), then nothing for 1.5 s (as while a model
+    writes a long tool call), then the rest."""
+    frames: list[bytes | Part] = [sse(chunk({"role": "assistant", "content": ""}))]
+    frames += [Part(sse(chunk({"content": f"b{i} "})), delay=PACE) for i in range(20)]
+    frames += [Part(sse(chunk({"content": "after the quiet"})), delay=1.5)]
+    return stream([*frames, sse(chunk({}, "stop")), sse(usage()), DONE])
+
+
+def reply_to(request: Request) -> Any:
+    asked = str(request.body["messages"][-1]["content"])
+    return burst_then_quiet_reply() if "burst" in asked else steady_reply()
+
+
 class RecordingClient(NotebookClient):  # type: ignore[misc]
     """nbclient, keeping every widget state update in the order the kernel sent it."""
 
@@ -56,7 +73,7 @@ class RecordingClient(NotebookClient):  # type: ignore[misc]
 
 @pytest.fixture(scope="module")
 def steady(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    with FakeInThread([steady_reply()]) as fake:
+    with FakeInThread([steady_reply()], reply_to=reply_to) as fake:
         os.environ[KEY_ENV] = "sk-test"
         args = (
             "--Resolve.provider=openai",
@@ -114,6 +131,14 @@ def test_resolve_shows_reasoning_and_text_while_they_stream(steady: RunningServe
     # throttled, not sent per piece: each state resends the whole text so far
     events = int(notebook.cells[2].outputs[0]["text"].split()[1])
     assert len(reasoning) < events / 2, (len(reasoning), events)
+
+
+def test_what_the_throttle_held_back_shows_in_a_quiet_spell(steady: RunningServer) -> None:
+    """The end of a burst shows while the run is quiet, not only when the next piece comes."""
+    _, client = run(steady, "%load_ext jupyter_resolve", "%resolve a burst, please")
+    texts = shown(client.updates, "b0")
+    assert texts[-1] == BURST + "after the quiet", texts
+    assert BURST in texts, texts  # the whole burst, alone: shown before the quiet ended
 
 
 def test_terminal_ipython_prints_the_answer_while_it_streams(

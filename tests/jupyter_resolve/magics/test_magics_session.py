@@ -22,10 +22,10 @@ FIRST = "My favourite number is 7319."
 class FakeInThread:
     """The fake provider on an event loop of its own (the server is another process)."""
 
-    def __init__(self, replies: list[Any]) -> None:
+    def __init__(self, replies: list[Any], **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.fake = FakeOpenAI(replies)
+        self.fake = FakeOpenAI(replies, **options)
 
     def __enter__(self) -> FakeOpenAI:
         self.thread.start()
