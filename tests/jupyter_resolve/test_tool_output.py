@@ -55,7 +55,7 @@ def text_of(events: list[Any], stream: str) -> str:
 
 
 def seq_of(stream: Stream, kind: str) -> int:
-    return next(e.id for e in stream.events if e.event == kind)
+    return next(e.id for e in stream.events if e.event == kind and e.id is not None)
 
 
 async def test_printed_lines_reach_the_client_while_the_call_runs(
@@ -187,15 +187,17 @@ async def test_a_cancel_while_output_streams_ends_the_run_once(
     code = "import time\nfor i in range(600):\n    print('tick', i, flush=True); time.sleep(0.05)"
     script(gateway, tmp_path, call("python", code=code), {"content": "went on after the cancel"})
     printing = asyncio.Event()
+    run_ids: list[str] = []
 
     def on_event(event: SSE) -> bool:
+        run_ids.append(event.data["run_id"])
         if event.event == "tool.output":
             printing.set()
         return False
 
     async def cancel_when_printing() -> str:
         await asyncio.wait_for(printing.wait(), 30)
-        run_id = next(r.run_id for r in gateway.runs.runs.values() if r.session_id == "s-tick")
+        run_id = run_ids[0]
         response = await server.post(f"/resolve/api/runs/{run_id}/cancel", {})
         assert response.status_code == 200
         return run_id
