@@ -218,6 +218,7 @@ class ResolveMagics(Magics):
             if live:
                 cancel_and_drain(client, view, ui)
         finally:
+            stream.close()  # an error here leaves no reader behind
             result = ResolveResult.of(view)
             self.namespace["_resolve"] = result
             if view.session_id:
