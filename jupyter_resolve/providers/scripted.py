@@ -8,8 +8,10 @@ A script is JSONL, one model turn a line::
 Each inference call of a run takes the run's next turn (a run_id of None is one sequence of its
 own). A turn naming a ``soul`` applies only to requests whose system message declares it with a
 line ``soul: NAME``. Without a script, the demo runs fenced Python through the ``python`` tool,
-reports what it printed, or sketches a three-step plan. Every turn is streamed the way a real
-server streams it: content a few words a chunk, tool-call arguments across several chunks.
+runs a short loop that prints its progress when asked about progress (its lines stream live as
+``tool.output``), reports what it printed, or sketches a three-step plan. Every turn is
+streamed the way a real server streams it: content a few words a chunk, tool-call arguments
+across several chunks.
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ CONFIGURE = (
     "c.Resolve.base_url and c.Resolve.api_key_env."
 )
 MAX_RUNS = 1024
+PROGRESS = re.compile(r"\bprogress\b", re.IGNORECASE)
+# Five lines 0.3 s apart: enough to watch them come one by one, short enough for a demo.
+PROGRESS_CODE = (
+    "import time\n"
+    "for step in range(1, 6):\n"
+    "    print(f'step {step} of 5', flush=True)\n"
+    "    time.sleep(0.3)\n"
+    "print('done')\n"
+)
 QUOTE_LIMIT = 1000
 
 
@@ -148,6 +159,11 @@ def demo_turn(body: dict[str, Any]) -> Turn:
             f"That is all this offline demo does. {CONFIGURE}"
         )
     fenced = FENCED_PYTHON.search(question)
+    if not fenced and PROGRESS.search(question) and "python" in tool_names(body):
+        return Turn(
+            f"{OFFLINE} I will run a loop that prints its progress; watch the lines arrive.",
+            tool_calls=(ToolCall("python", json.dumps({"code": PROGRESS_CODE})),),
+        )
     if fenced and "python" in tool_names(body):
         code = fenced.group(1)
         return Turn(

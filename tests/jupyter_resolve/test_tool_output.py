@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from jupyter_resolve.providers import ScriptedProvider
 from jupyter_resolve.runs.tool_output import (
     FLUSH_CHARS,
     MAX_DISPLAY_CHARS,
@@ -139,6 +140,14 @@ async def test_live_output_is_logged_and_replayed(
     )
     assert outputs(rest.events) == live[1:]
     assert rest.events[0].id == first + 1
+
+
+async def test_the_offline_demo_shows_progress_live(server: Server, gateway: Any) -> None:
+    gateway.config.approval_policy = {"exec": "auto"}
+    gateway.provider = ScriptedProvider(None)
+    stream = await server.chat("print progress", session_id="s-demo")
+    expected = "".join(f"step {i} of 5\n" for i in range(1, 6)) + "done\n"
+    assert text_of(stream.events, "stdout") == expected
 
 
 async def test_a_flood_of_output_is_bounded_and_the_result_keeps_it(

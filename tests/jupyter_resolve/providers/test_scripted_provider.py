@@ -10,6 +10,7 @@ import pytest
 
 from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers import ScriptedProvider
+from jupyter_resolve.providers.scripted import PROGRESS_CODE
 from tests.fakes import streams
 
 PYTHON_TOOL = {"type": "function", "function": {"name": "python", "parameters": {}}}
@@ -132,6 +133,13 @@ async def test_demo_runs_fenced_python() -> None:
     first = next(t for d in streams.deltas(chunks) for t in d.get("tool_calls", []))
     assert first["type"] == "function" and first["function"] == {"name": "python", "arguments": ""}
     assert streams.finish_reasons(chunks) == ["tool_calls"]
+
+
+async def test_demo_runs_a_loop_that_prints_progress() -> None:
+    chunks = await streams.collect(ScriptedProvider(None), body(user("Print progress, please")))
+    (call,) = streams.tool_calls(chunks)
+    assert call["name"] == "python" and call["arguments"] == {"code": PROGRESS_CODE}
+    assert "step {step} of 5" in PROGRESS_CODE and "time.sleep(0.3)" in PROGRESS_CODE
 
 
 async def test_demo_reports_tool_output() -> None:
