@@ -19,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.fakes._server import Part, Request
-from tests.fakes.openai_server import DONE, chunk, sse, stream, usage
+from tests.fakes.openai_server import DONE, chunk, sse, stream, text_reply, usage
 from tests.jupyter_resolve.magics.server import RunningServer, running_server
 from tests.jupyter_resolve.magics.test_magics_session import FakeInThread
 
@@ -52,8 +52,13 @@ def burst_then_quiet_reply() -> Any:
     return stream([*frames, sse(chunk({}, "stop")), sse(usage()), DONE])
 
 
+SEPARATED = "one\u2028two\u2029three\x85four"
+
+
 def reply_to(request: Request) -> Any:
     asked = str(request.body["messages"][-1]["content"])
+    if "separators" in asked:
+        return text_reply(SEPARATED)
     return burst_then_quiet_reply() if "burst" in asked else steady_reply()
 
 
@@ -167,3 +172,12 @@ def test_terminal_ipython_prints_the_answer_while_it_streams(
         assert proc.wait(60) == 0, printed.decode()
     assert ANSWER.strip() in printed.decode()
     assert ended_when_first_seen is False, printed.decode()
+
+
+def test_text_with_unicode_line_separators_arrives_whole(steady: RunningServer) -> None:
+    """U+2028, U+2029 and NEL stay raw in the gateway's JSON; a reader that ended lines at
+    them (as text line readers do) cut the event in two and the magic failed on its JSON."""
+    show = "print('TEXT', ascii(_resolve.text))"
+    notebook, _ = run(steady, "%load_ext jupyter_resolve", "%resolve line separators?", show)
+    printed = "".join(str(o.get("text", "")) for o in notebook.cells[2].outputs)
+    assert f"TEXT {SEPARATED!a}" in printed, notebook.cells[1].outputs

@@ -391,19 +391,3 @@ def test_remote_images_are_links_unless_the_server_allows_them(
         assert other.get("resolve/api/health").json()["allow_remote_images"] is True
         html = shown_html(other, script, tmp_path)
     assert '<img src="https://example.test/chart.png" alt="chart">' in html
-
-
-def test_text_with_unicode_line_separators_arrives_whole(
-    scripted: tuple[RunningServer, Path], tmp_path: Path
-) -> None:
-    """U+2028, U+2029 and NEL stay raw in the gateway's JSON; a reader that ended lines at
-    them (as text line readers do) cut the event in two and the magic failed on its JSON."""
-    server, script = scripted
-    text = "one\u2028two\u2029three\x85four"
-    write_script(script, {"content": text})
-    done = ipython(
-        "%load_ext jupyter_resolve\n%resolve say it\nprint('TEXT', ascii(_resolve.text))\n",
-        server.kernel_env(),
-        tmp_path,
-    )
-    assert f"TEXT {text!a}" in done.stdout, done.stdout + done.stderr
