@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_resolve.scratch.iopub import KernelOutput
 from jupyter_resolve.scratch.kernels import ScratchKernel
 from jupyter_resolve.scratch.sandbox import bwrap_available
 from jupyter_resolve.scratch.workspace import Workspace
@@ -88,6 +89,57 @@ async def test_tool_calls_take_the_direct_channel_and_time_out_there(
         after = python_result(await kernel.execute("(x + 1, len(__shell_requests))", 30), 30)
         assert (after.ok, after.output) == (True, "(42, 0)")
         assert kernel.restarts == 0
+    finally:
+        await kernel.shutdown()
+
+
+# Prints, then waits for a file that the gateway's output callback writes on seeing that line:
+# "go seen" means the line reached the gateway while the code still ran.
+WAITS_FOR_GO = (
+    "import os, time\n"
+    "print('waiting', flush=True)\n"
+    "for _ in range(400):\n"
+    "    if os.path.exists('go'): break\n"
+    "    time.sleep(0.05)\n"
+    "print('go seen' if os.path.exists('go') else 'gave up')\n"
+)
+SHELL_WAITS_FOR_GO = (
+    "echo waiting; for i in $(seq 400); do [ -e go ] && break; sleep 0.05; done; "
+    "if [ -e go ]; then echo go seen; else echo gave up; fi"
+)
+
+
+@pytest.mark.parametrize("channel", ["direct", "shell"])
+async def test_output_comes_while_a_call_runs_on_either_channel(
+    tmp_path: Path, channel: str
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    workspace = Workspace(root / ".resolve" / "sessions" / "s1")
+    kernel = ScratchKernel(workspace, root, logging.getLogger("test"), sandbox="")
+    await kernel.start()
+    if channel == "shell" and kernel.direct is not None:  # as a kernel elsewhere is reached
+        kernel.direct.close()
+        kernel.direct = None
+    seen: list[KernelOutput] = []
+
+    def on_output(output: KernelOutput) -> None:
+        seen.append(output)
+        if "waiting" in output.text:
+            (workspace.work / "go").touch()
+
+    try:
+        result = await kernel.execute(WAITS_FOR_GO, 30, on_output=on_output)
+        assert result.stdout == "waiting\ngo seen\n"
+        assert "".join(o.text for o in seen) == result.stdout
+        assert {o.stream for o in seen} == {"stdout"}
+        (workspace.work / "go").unlink()
+        seen.clear()
+        answer = await kernel.bridge_call(
+            "shell", {"command": SHELL_WAITS_FOR_GO}, 30, on_output=on_output
+        )
+        assert isinstance(answer, dict) and answer["output"].startswith("waiting\ngo seen\n")
+        assert "".join(o.text for o in seen) == "waiting\ngo seen\n"
     finally:
         await kernel.shutdown()
 
