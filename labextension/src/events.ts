@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'tool.requested',
   'tool.approval',
   'tool.started',
+  'tool.output',
   'tool.completed',
   'usage',
   'run.error',
@@ -60,6 +61,9 @@ export interface IEventData {
   readonly mime?: MimeBundle | null;
   readonly truncated?: boolean;
   readonly ms?: number;
+  /** `tool.output`: what a running call printed (stdout, stderr) or displayed, live. */
+  readonly stream?: 'stdout' | 'stderr' | 'display';
+  readonly display_id?: string;
   readonly prompt_tokens?: number;
   readonly completion_tokens?: number;
   /** `usage`: prompt tokens read from / written to the provider's cache (issue 19). */
@@ -141,6 +145,7 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'tool.requested': ['call_id', 'name'],
   'tool.approval': ['call_id', 'state'],
   'tool.started': ['call_id'],
+  'tool.output': ['call_id', 'stream'],
   'tool.completed': ['call_id', 'ok'],
   usage: [],
   'run.error': ['message'],
@@ -209,6 +214,15 @@ function normalize(type: EventType, data: Record<string, unknown>): Record<strin
         replace_cell_id: optionalString(data.replace_cell_id),
         replaced_source: sourceText(data.replaced_source),
         note: optionalString(data.note)
+      };
+    case 'tool.output':
+      if (data.stream !== 'stdout' && data.stream !== 'stderr' && data.stream !== 'display') {
+        throw new ShapeError('tool.output: stream must be stdout, stderr or display');
+      }
+      return {
+        ...data,
+        text: typeof data.text === 'string' ? data.text : undefined,
+        mime: isObject(data.mime) ? data.mime : undefined
       };
     case 'notebook.decision':
       if (data.decision !== 'accepted' && data.decision !== 'rejected') {

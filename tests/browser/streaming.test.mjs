@@ -3,11 +3,13 @@
 // visible text grows while the run is live, not only once it has ended. The page records each
 // state the answer goes through (its rendered text's length, whether the footer shows the run's
 // end), so the test asserts on states, not on times. Narrowed to 250 px, the chat stays at its
-// end.
+// end; a running call shows what it prints while it runs.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { labForSuite, openPanel, send, shot } from './lab.mjs';
-import { startFakeOpenAI } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf } from './fake-openai.mjs';
 
 const LINES = Array.from(
   { length: 40 },
@@ -16,7 +18,28 @@ const LINES = Array.from(
 // ~220 pieces of 16 characters, 15 ms apart: over three seconds of steady streaming
 const ANSWER = `## A long answer\n\n${LINES.join('\n')}\n\nThat is all of it.`;
 
-const fake = await startFakeOpenAI(() => ({ content: ANSWER, gap_ms: 15 }));
+// Prints that it waits, then waits (at most 20 s) for a file the test writes only on seeing that
+// line in the tool card while the call still runs (the same idea as tests/jupyter_resolve's
+// test_tool_output.py).
+const WAITS_FOR_THE_PANEL = `import os, time
+print("waiting for go", flush=True)
+for _ in range(400):
+    if os.path.exists("go.txt"):
+        break
+    time.sleep(0.05)
+print("go seen" if os.path.exists("go.txt") else "gave up")`;
+
+/** A long streamed answer; asked to run the waiting code, a python call to it, then "Done.". */
+function reply(body) {
+  const last = body.messages.at(-1);
+  if (last?.role === 'tool') return { content: 'Done.' };
+  if (textOf(last).includes('waiting code')) {
+    return { tool_calls: [{ name: 'python', arguments: { code: WAITS_FOR_THE_PANEL } }] };
+  }
+  return { content: ANSWER, gap_ms: 15 };
+}
+
+const fake = await startFakeOpenAI(reply);
 process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // the provider wants a key; this one opens nothing
 
 /** Start recording the states of the answer at `index` (every DOM change under the chat). */
@@ -110,6 +133,27 @@ describe('streamed answers', { timeout: 600_000 }, () => {
     });
     assert.ok(gap <= 2, `the chat stays at its end when the panel narrows (${gap} px above it)`);
     await shot(panel, '18-streamed-250px');
+    assert.deepEqual(suite.session.errors, []);
+  });
+
+  test('a running call shows what it prints, live', async () => {
+    const { page } = suite.session;
+    const panel = await openPanel(page);
+    await sidebarWidth(page, 570);
+    await send(page, 'Run the waiting code.');
+    const card = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-tool');
+    // the card is still running and already shows the line the code printed
+    await card.locator('.jp-resolve-tool-output', { hasText: 'waiting for go' }).waitFor();
+    assert.match(await card.getAttribute('class'), /jp-resolve-tool-running/);
+    await shot(panel, '19-tool-output-live-570px');
+    const runs = (await (await suite.lab.api('resolve/api/runs')).json()).runs;
+    const live = runs.find(r => r.status === 'running');
+    assert.ok(live, 'the run is live while its card shows the printed line');
+    writeFileSync(join(suite.lab.root, '.resolve', 'sessions', live.session_id, 'work', 'go.txt'), '');
+    const answer = panel.locator('.jp-resolve-assistant').last();
+    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+    assert.match(await card.locator('.jp-resolve-tool-output').innerText(), /go seen/);
+    assert.match(await card.locator('.jp-resolve-tool-status').innerText(), /done/);
     assert.deepEqual(suite.session.errors, []);
   });
 });

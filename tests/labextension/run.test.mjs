@@ -53,6 +53,35 @@ describe('applyEvent', () => {
     assert.ok(R.isFinished(view));
   });
 
+  test('a running call shows what it prints and displays, until its result replaces it', () => {
+    const frame = (type, data) => E.validateEvent(String(++seq), type, JSON.stringify({ run_id: 'run-1', ...data }));
+    const png = { 'image/png': 'iVBORw0KGgo=' };
+    const live = [
+      frame('run.started', { session_id: 's' }),
+      frame('tool.requested', { call_id: 'c1', name: 'python', arguments: { code: 'work()' } }),
+      frame('tool.started', { call_id: 'c1', name: 'python' }),
+      frame('tool.output', { call_id: 'c1', stream: 'stdout', text: 'step 1\n' }),
+      frame('tool.output', { call_id: 'c1', stream: 'stderr', text: 'a warning\n' }),
+      frame('tool.output', { call_id: 'c1', stream: 'display', mime: png, display_id: 'd1' })
+    ];
+    const view = fold(live);
+    assert.equal(view.tools.c1.status, 'running');
+    assert.equal(view.tools.c1.output, 'step 1\na warning\n');
+    assert.deepEqual(view.tools.c1.mime, png);
+    assert.deepEqual(view.parts.map(p => p.kind), ['tool'], 'live output adds no part');
+    R.applyEvent(view, frame('tool.completed', { call_id: 'c1', name: 'python', ok: true, output: 'step 1\n', mime: null }));
+    assert.equal(view.tools.c1.status, 'done');
+    assert.equal(view.tools.c1.output, 'step 1\n', 'the result replaces the live output');
+    assert.equal(view.tools.c1.mime, null);
+  });
+
+  test('tool.output of another shape is refused where it enters', () => {
+    const bad = data => () => E.validateEvent('1', 'tool.output', JSON.stringify({ run_id: 'r', ...data }));
+    assert.throws(bad({ stream: 'stdout', text: 'no call id' }), /missing call_id/);
+    assert.throws(bad({ call_id: 'c1', text: 'no stream' }), /missing stream/);
+    assert.throws(bad({ call_id: 'c1', stream: 'html', text: 'x' }), /stream must be/);
+  });
+
   test('calls cut off by a cancel are cancelled, the running one and the one still waiting', () => {
     const view = fold([
       ev('run.started', { session_id: 's' }),

@@ -29,7 +29,10 @@ export function tool(run: IRunView, callId: string, name?: string): IToolCall {
   return call;
 }
 
-/** The tool family: requested, approval (waiting, approved, denied), started, completed. */
+/**
+ * The tool family: requested, approval (waiting, approved, denied), started, output (what the
+ * call prints or displays while it runs, shown until its result replaces it), completed.
+ */
 export const TOOL_FOLDS: { readonly [T in Extract<EventType, `tool.${string}`>]: Fold } = {
   'tool.requested': (run, d) => {
     const call = tool(run, String(d.call_id), d.name);
@@ -49,6 +52,15 @@ export const TOOL_FOLDS: { readonly [T in Extract<EventType, `tool.${string}`>]:
   },
   'tool.started': (run, d) => {
     tool(run, String(d.call_id), d.name).status = 'running';
+  },
+  'tool.output': (run, d) => {
+    const call = tool(run, String(d.call_id), d.name);
+    if (typeof d.text === 'string') {
+      call.output += d.text;
+    }
+    if (d.mime) {
+      call.mime = d.mime; // the newest display (an updated one replaces it too)
+    }
   },
   'tool.completed': (run, d) => {
     const call = tool(run, String(d.call_id), d.name);
