@@ -324,7 +324,7 @@ class ScratchKernel:
             kind, content = msg.msg_type, msg.content
             if on_output is not None and (output := live_output(kind, content)) is not None:
                 if until is None or until not in (output.data or {}):
-                    on_output(output)
+                    on_output = self._pass_on(on_output, output)
             if kind == "stream":
                 if content.get("name") == "stderr":
                     result.stderr += content.get("text", "")
@@ -341,6 +341,15 @@ class ScratchKernel:
                 )
             elif kind == "status" and content.get("execution_state") == "idle":
                 return result
+
+    def _pass_on(self, on_output: OnOutput, output: KernelOutput) -> OnOutput | None:
+        """``output`` to ``on_output``; should that fail, the call goes on without it."""
+        try:
+            on_output(output)
+        except Exception:
+            self.log.exception("scratch kernel: a call's live output failed; the call goes on")
+            return None
+        return on_output
 
     async def _interrupt(self, client: Any, msg_id: str) -> None:
         if self.km is None:
