@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -26,7 +27,12 @@ def complete(shell: InteractiveShell, line: str) -> list[str]:
         return [c.text for c in shell.Completer.completions(line, len(line))]
 
 
-async def test_completion_lists_the_servers_models(server: Server, gateway: Any) -> None:
+async def test_completion_lists_the_servers_models(
+    server: Server, gateway: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # set as in a kernel the server started (the server keeps its own process's environment)
+    monkeypatch.setenv("JUPYTER_RESOLVE_URL", server.base + "/")
+    monkeypatch.setenv("JUPYTER_RESOLVE_TOKEN", server.token)
     shell = InteractiveShell.instance()
     try:
         load_magics(shell)
