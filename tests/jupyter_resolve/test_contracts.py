@@ -136,7 +136,7 @@ def test_public_python_surface_is_pinned() -> None:
 def test_event_names_match_the_design() -> None:
     design = (
         "run.started text.delta reasoning.delta tool.requested tool.approval tool.started "
-        "tool.output tool.completed usage run.error run.completed context.compacted notebook.proposal "
-        "notebook.decision"
+        "tool.output tool.completed usage run.error run.completed context.compacted "
+        "notebook.proposal notebook.decision"
     ).split()
     assert list(EVENT_TYPES) == design
