@@ -290,9 +290,10 @@ def _pidfd(pid: int) -> int | None:
 
 def _terminate(pidfd: int | None, pid: int) -> None:
     """The finalizer of a runtime whose supervisor went without stopping it (or that exited)."""
-    if pidfd is None:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)  # no pidfd here: it still has a session of its own
+    if pidfd is None:  # no pidfd here: signal it only while it is still an unreaped child
+        with contextlib.suppress(OSError):  # ChildProcessError: reaped, its pid maybe reused
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGTERM)
         return
     try:
         signal.pidfd_send_signal(pidfd, signal.SIGTERM)
