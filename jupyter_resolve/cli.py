@@ -56,6 +56,29 @@ class CheckApp(JupyterApp):
         print("\nno drift: the tool lists agree")
 
 
+class ReindexApp(JupyterApp):
+    """Rebuild the run index (``.resolve/runs.sqlite``) from the run logs."""
+
+    name = "jupyter-resolve-reindex"
+    description = "Rebuild the run index from the run logs (run in the server root)."
+    classes = [Resolve]  # noqa: RUF012
+
+    def initialize(self, argv: Any = None) -> None:
+        super().initialize(argv)
+        Application.load_config_file(self, "jupyter_server_config", path=self.config_file_paths)
+        self.update_config(self.cli_config)
+
+    def start(self) -> None:
+        from .runs.index import FILE
+        from .runs.index_upkeep import rebuild
+
+        configured = Resolve(parent=self).state_dir
+        state_dir = Path(configured).expanduser() if configured else Path.cwd() / ".resolve"
+        runs_dir = state_dir / "runs"
+        count = rebuild(state_dir / FILE, runs_dir, self.log)
+        print(f"indexed {count} run(s) from {runs_dir} into {state_dir / FILE}")
+
+
 class ResolveCLI(JupyterApp):
     """jupyter-resolve commands. The server side runs as a server extension of `jupyter lab`."""
 
@@ -65,6 +88,7 @@ class ResolveCLI(JupyterApp):
     classes = [Resolve]  # noqa: RUF012
     subcommands = {  # noqa: RUF012
         "check": (CheckApp, CheckApp.description),
+        "reindex": (ReindexApp, ReindexApp.description),
         "artifacts": (
             "jupyter_resolve.artifacts.app.ArtifactsApp",
             "List, show, verify, reindex and export promoted artifacts.",

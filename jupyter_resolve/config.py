@@ -208,6 +208,21 @@ class Resolve(ModelSettings, Configurable):
         config=True,
         help="Where run logs and sessions live (empty: .resolve under the server root).",
     )
+    run_retention_days = Float(
+        0.0,
+        config=True,
+        help="Delete the logs (and index rows) of runs that ended more than this many days ago, "
+        "at start and once a day after. A log an artifact's provenance names is always kept; "
+        "each pass says in the server's log what it deleted. 0: keep every run.",
+    )
+
+    @validate("run_retention_days")
+    def _retention_not_negative(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if value < 0:
+            raise ValueError(f"run_retention_days must be 0 (keep all) or more, not {value}")
+        return value
+
     freeze_startup_objects = Bool(
         True,
         config=True,

@@ -94,6 +94,15 @@ def make_supervisor(config: Resolve, token: str, log: logging.Logger) -> Runtime
     )
 
 
+def artifact_runs(config: Resolve, root_dir: Path, state_dir: Path) -> set[str]:
+    """The runs an artifact's provenance names (retention keeps their logs)."""
+    from .artifacts.store import ArtifactStore  # only when retention runs (a slow import)
+
+    configured = config.artifacts_dir
+    store = ArtifactStore(root_dir / configured if configured else state_dir / "artifacts")
+    return {m.agent.run_id for m in store.find() if m.agent is not None}
+
+
 def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) -> Services:
     """Build the services for ``config``; the tools and tasks call back into ``host``. Runs
     and tasks a previous server left live are closed ``interrupted`` (and logged)."""
@@ -129,9 +138,11 @@ def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) ->
         tools=tools,
         schema=host.schema,
         notes=notes,
+        protected=lambda: artifact_runs(config, root_dir, state_dir),
     )
     for run_id in runs.mark_interrupted():
         log.warning("run %s was live when the server stopped: marked interrupted", run_id)
+    runs.start_upkeep()  # the index brought up to date with the logs, in the background
     tasks = TaskManager(host, state_dir / "tasks", log)
     for task_id in tasks.mark_interrupted():
         log.warning("task %s was live when the server stopped: marked interrupted", task_id)

@@ -148,3 +148,6 @@ class RunInfo(BaseModel):
     peer: str | None = None
     parent: str | None = None
     task_id: str | None = None  # set on the steps of a task
+    prompt_tokens: int | None = None  # summed over the run's usage events, once it ended
+    completion_tokens: int | None = None
+    cost: float | None = None

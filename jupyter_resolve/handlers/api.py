@@ -11,6 +11,7 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.context import message_tokens
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
+from ..contracts.run_rows import Position, RunQuery, decode_cursor, page_limit
 from ..notebook.tools import describe_mentions
 from ..runs.approvals import decide
 from ..runs.request import RunRequest
@@ -37,7 +38,9 @@ class ChatHandler(ResolveHandler):
 
 
 class RunsHandler(ResolveHandler):
-    """``GET /resolve/api/runs[?session_id=]``."""
+    """``GET /resolve/api/runs[?session_id=&status=&before=&limit=]`` → ``{runs, next,
+    indexing}``: a page of runs, newest first; ``next`` (null on the last page) is the
+    ``before`` of the next page; ``indexing``: the index is being rebuilt from the logs."""
 
     @web.authenticated
     @authorized("read")
@@ -46,8 +49,35 @@ class RunsHandler(ResolveHandler):
         status = self.get_query_argument("status", None) or None
         if status not in (None, "running", "completed"):
             raise BadRequest(f"status: {status!r} is not 'running' or 'completed'")
-        runs = self.gateway.runs.infos(session_id, status)
-        self.answer({"runs": [r.model_dump() for r in runs]})
+        query = RunQuery(
+            session_id=session_id, status=status, before=self._before(), limit=self._limit()
+        )
+        page = self.gateway.runs.page(query)
+        runs = [r.model_dump() for r in page.runs]
+        self.answer({"runs": runs, "next": page.next, "indexing": self._indexing()})
+
+    def _indexing(self) -> bool:
+        """True while the index is rebuilt from the logs (older runs may be missing)."""
+        return not self.gateway.runs.index.reconciled.is_set()
+
+    def _before(self) -> Position | None:
+        before = self.get_query_argument("before", None)
+        return decode_cursor(before) if before else None
+
+    def _limit(self) -> int:
+        return page_limit(self.get_query_argument("limit", None))
+
+
+class SessionsHandler(RunsHandler):
+    """``GET /resolve/api/sessions[?before=&limit=]`` → ``{sessions, next, indexing}``:
+    sessions, the one with the newest run first (from the run index)."""
+
+    @web.authenticated
+    @authorized("read")
+    def get(self) -> None:
+        page = self.gateway.runs.sessions(self._before(), self._limit())
+        sessions = [s.to_json() for s in page.sessions]
+        self.answer({"sessions": sessions, "next": page.next, "indexing": self._indexing()})
 
 
 class RunEventsHandler(ResolveHandler):
@@ -212,6 +242,7 @@ SESSION_ID = r"(?P<session_id>[^/]+)"
 routes: list[tuple[str, Any]] = [
     (r"/resolve/api/chat", ChatHandler),
     (r"/resolve/api/runs", RunsHandler),
+    (r"/resolve/api/sessions", SessionsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/events", RunEventsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/cancel", RunCancelHandler),
     (rf"/resolve/api/runs/{RUN_ID}/approvals/(?P<call_id>[^/]{{1,256}})", ApprovalHandler),

@@ -23,6 +23,7 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.errors import ResolveError
 from ..contracts.ids import Id, check_id
 from ..contracts.pathargs import PathArg
+from ..contracts.run_rows import DEFAULT_PAGE, MAX_PAGE, RunQuery, decode_cursor
 from ..runs.request import RunRequest
 from .propose import McpProposeArgs, ProposeHost, propose
 
@@ -54,6 +55,10 @@ class RunsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     session_id: Id | None = None
     status: str | None = Field(default=None, pattern="^(running|completed)$")
+    before: str | None = Field(
+        default=None, max_length=400, description="The 'next' of the previous page."
+    )
+    limit: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
 
 
 class RunEventsArgs(BaseModel):
@@ -92,7 +97,13 @@ TOOLS = [
         AskArgs,
         {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": True},
     ),
-    _tool("runs_list", "The agent's runs, newest last.", RunsArgs, READ),
+    _tool(
+        "runs_list",
+        "The agent's runs, a page at a time, newest first: {runs, next}; pass next as before "
+        "for the next page (null: the last page).",
+        RunsArgs,
+        READ,
+    ),
     _tool("run_events", "A run's normalized events (from seq 'after').", RunEventsArgs, READ),
     _tool("artifacts_list", "Promoted artifacts, newest first.", NoArgs, READ),
     _tool("artifact_get", "An artifact's manifest and content.", ArtifactArgs, READ),
@@ -181,8 +192,15 @@ class WorkbenchTools:
         gateway = self.gateway
         if name == "runs_list":
             runs_args = RunsArgs.model_validate(arguments)
-            infos = gateway.runs.infos(runs_args.session_id, runs_args.status)
-            return json_result([i.model_dump() for i in infos])
+            before = decode_cursor(runs_args.before) if runs_args.before else None
+            query = RunQuery(
+                session_id=runs_args.session_id,
+                status=runs_args.status,
+                before=before,
+                limit=runs_args.limit,
+            )
+            page = gateway.runs.page(query)
+            return json_result({"runs": [i.model_dump() for i in page.runs], "next": page.next})
         if name == "run_events":
             events_args = RunEventsArgs.model_validate(arguments)
             run = gateway.runs.get(events_args.run_id)
@@ -261,7 +279,7 @@ class WorkbenchTools:
         return result
 
     def resources(self) -> list[dict[str, Any]]:
-        infos = self.gateway.runs.infos()[-LISTED_RUNS:]
+        infos = self.gateway.runs.page(RunQuery(limit=LISTED_RUNS)).runs
         runs = [
             {
                 "uri": f"resolve://runs/{i.run_id}",

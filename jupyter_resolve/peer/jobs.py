@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..config import Resolve
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
+from ..contracts.run_rows import RunQuery
 from ..runs.manager import RunManager
 from ..runs.request import RunRequest
 from ..runs.run import Run
@@ -213,15 +214,16 @@ class JobManager:
             raise NotFound(f"no job '{job_id}' for peer '{peer}'")
         return Job(peer=peer, run=run, prompt=self.prompts.get(job_id))
 
-    def owned(self, peer: str) -> list[Job]:
-        """The peer's jobs, newest first (those of earlier server processes too, from the run
-        log)."""
+    async def page(self, peer: str, query: RunQuery) -> tuple[list[Job], str | None, int]:
+        """A page of the peer's jobs, newest first (those of earlier server processes too,
+        from the run index), the cursor of the next page, and how many the query matches.
+        The ended jobs' logs are read off the event loop."""
         runs = self.gateway.runs
-        mine = [info for info in runs.infos() if info.peer == peer]
-        return [
-            Job(peer=peer, run=runs.get(info.run_id), prompt=self.prompts.get(info.run_id))
-            for info in reversed(mine)
-        ]
+        page = runs.page(replace(query, peer=peer))
+        total = runs.count(replace(query, peer=peer))
+        loaded = await asyncio.to_thread(_load_all, runs, [info.run_id for info in page.runs])
+        jobs = [Job(peer=peer, run=run, prompt=self.prompts.get(run.run_id)) for run in loaded]
+        return jobs, page.next, total
 
     async def cancel(self, peer: str, job_id: str) -> Job:
         job = self.get(peer, job_id)
@@ -233,6 +235,14 @@ class JobManager:
         """Wait up to ``timeout`` seconds for the job to end; the job itself is never cancelled."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(_drain(job.run), timeout)
+
+
+def _load_all(runs: RunManager, run_ids: list[str]) -> list[Run]:
+    loaded = []
+    for run_id in run_ids:
+        with contextlib.suppress(NotFound):  # a log deleted meanwhile (retention)
+            loaded.append(runs.load(run_id))
+    return loaded
 
 
 async def _drain(run: Run) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ..contracts.errors import JsonBodyError, ResolveError, RpcError
 from .jobs import JobManager
 from .limits import id_problem, loads
-from .listing import list_tasks
+from .listing import list_answer, list_params, run_query
 from .rendering import Version, render_task
 
 Op = Literal["send", "get", "cancel", "list", "stream", "subscribe"]
@@ -195,7 +195,9 @@ async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEN
         raise RpcError(INTERNAL_ERROR, "a streaming method is answered as a stream")
     try:
         if request.op == "list":
-            return list_tasks(jobs.owned(owner), params, version, history)
+            wanted = list_params(params)
+            page, following, total = await jobs.page(owner, run_query(owner, wanted))
+            return list_answer(page, following, total, wanted, params, version, history)
         if request.op == "send":
             text, soul = message_text(params)
             job = await jobs.submit(owner, text, soul, context_id(params))

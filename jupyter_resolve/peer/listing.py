@@ -1,13 +1,16 @@
-"""``ListTasks`` / ``tasks/list`` (pure): a caller's tasks, newest first, filtered by context and
-state, a page at a time (the page token is the offset of the next page)."""
+"""``ListTasks`` / ``tasks/list`` (pure): what a call asks for (context, state, a page), and the
+answer for a page of the caller's tasks, newest first. The page token is the run index's cursor
+(opaque; ``nextPageToken`` of the page before), so pages stay in order while tasks start."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..contracts.errors import RpcError
-from .jobs import Job
+from ..contracts.errors import BadRequest, RpcError
+from ..contracts.run_rows import Position, RunQuery, decode_cursor
+from .jobs import Job, JobState
 from .rendering import Version, render_task, state_of
 
 INVALID_PARAMS = -32602
@@ -24,19 +27,18 @@ def _whole(params: dict[str, Any], name: str, default: int, low: int, high: int)
     return value
 
 
-def page_bounds(params: dict[str, Any], total: int) -> tuple[int, int]:
-    """The offset and size of the page asked for (``pageToken``, ``pageSize``)."""
-    size = _whole(params, "pageSize", DEFAULT_PAGE, 0, MAX_PAGE)  # 0: the default
-    token = params.get("pageToken") or "0"
-    if not isinstance(token, str) or not token.isdigit() or int(token) > total:
-        raise RpcError(INVALID_PARAMS, "pageToken: a token from the previous page")
-    return int(token), size or DEFAULT_PAGE
+@dataclass(frozen=True)
+class ListParams:
+    """A ``ListTasks`` call's filters and page."""
+
+    context: str | None
+    state: JobState | None
+    size: int
+    after: Position | None  # the page token's position
 
 
-def list_tasks(
-    jobs: Sequence[Job], params: dict[str, Any], version: Version, history: int | None
-) -> dict[str, Any]:
-    """The page of ``jobs`` (the caller's, newest first) that ``params`` asks for."""
+def list_params(params: dict[str, Any]) -> ListParams:
+    """Read and check ``contextId``, ``status``, ``pageSize`` and ``pageToken``."""
     context = params.get("contextId")
     if context is not None and not isinstance(context, str):
         raise RpcError(INVALID_PARAMS, "contextId: a string")
@@ -46,18 +48,51 @@ def list_tasks(
         state = state_of(wanted) if isinstance(wanted, str) else None
         if state is None:
             raise RpcError(INVALID_PARAMS, "status: a task state (working, completed, …)")
-    chosen = [
-        job
-        for job in jobs
-        if (not context or job.run.session_id == context) and state in (None, job.state)
-    ]
-    offset, size = page_bounds(params, len(chosen))
-    page = chosen[offset : offset + size]
+    size = _whole(params, "pageSize", DEFAULT_PAGE, 0, MAX_PAGE) or DEFAULT_PAGE  # 0: default
+    token = params.get("pageToken") or None
+    after = None
+    if token is not None:
+        if not isinstance(token, str):
+            raise RpcError(INVALID_PARAMS, "pageToken: a token from the previous page")
+        try:
+            after = decode_cursor(token, "pageToken")
+        except BadRequest as exc:
+            raise RpcError(INVALID_PARAMS, "pageToken: a token from the previous page") from exc
+    return ListParams(context or None, state, size, after)
+
+
+def run_query(owner: str, wanted: ListParams) -> RunQuery:
+    """The run index's query for a caller's tasks (a task is a run that carries its peer)."""
+    by_state: dict[JobState | None, dict[str, Any]] = {
+        None: {},
+        "running": {"status": "running"},
+        "succeeded": {"reasons": ("stop",)},
+        "cancelled": {"reasons": ("cancelled",)},
+        "failed": {"not_reasons": ("stop", "cancelled")},
+    }
+    return RunQuery(
+        session_id=wanted.context,
+        peer=owner,
+        before=wanted.after,
+        limit=wanted.size,
+        **by_state[wanted.state],
+    )
+
+
+def list_answer(
+    jobs: Sequence[Job],
+    following: str | None,
+    total: int,
+    wanted: ListParams,
+    params: dict[str, Any],
+    version: Version,
+    history: int | None,
+) -> dict[str, Any]:
+    """The answer for one page of ``jobs`` (newest first)."""
     artifacts = version == "0.3" or params.get("includeArtifacts") is True
-    following = offset + size if offset + size < len(chosen) else None
     return {
-        "tasks": [render_task(job, version, history, artifacts=artifacts) for job in page],
-        "nextPageToken": str(following) if following is not None else "",
-        "pageSize": size,
-        "totalSize": len(chosen),
+        "tasks": [render_task(job, version, history, artifacts=artifacts) for job in jobs],
+        "nextPageToken": following or "",
+        "pageSize": wanted.size,
+        "totalSize": total,
     }

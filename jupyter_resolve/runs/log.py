@@ -78,26 +78,90 @@ def read_run_log(path: Path) -> LoggedRun:
     return logged
 
 
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None  # a torn line (a crash mid-write)
+    ok = isinstance(record, dict) and isinstance(record.get("seq"), int)
+    return record if ok and isinstance(record.get("type"), str) else None
+
+
+def last_record(path: Path, block: int = 1 << 16) -> dict[str, Any] | None:
+    """The log's last whole record, read from its end (torn lines skipped)."""
+    with path.open("rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        tail = b""
+        position = end
+        while position > 0:
+            step = min(block, position)
+            position -= step
+            handle.seek(position)
+            tail = handle.read(step) + tail
+            lines = tail.split(b"\n")
+            # the first piece may be a line cut by where we started reading: keep it for later
+            for line in reversed(lines if position == 0 else lines[1:]):
+                record = _record(line) if line.strip() else None
+                if record is not None:
+                    return record
+            tail = lines[0] if position > 0 else b""
+    return None
+
+
+@dataclass
+class LogSummary:
+    """What the run index takes from a log: its first and last records, its usage data."""
+
+    first: dict[str, Any] | None
+    last: dict[str, Any] | None
+    usages: list[dict[str, Any]]
+
+
+def summarize_log(path: Path) -> LogSummary:
+    """One read of a log; only the first, the last and the ``usage`` lines are parsed."""
+    lines = path.read_bytes().split(b"\n")
+    first = _record(lines[0]) if lines and lines[0].strip() else None
+    last = next((r for line in reversed(lines) if line.strip() and (r := _record(line))), None)
+    usages = []
+    for line in lines:
+        if b'"type":"usage"' in line:
+            record = _record(line)
+            if record is not None and isinstance(record.get("data"), dict):
+                usages.append(record["data"])
+    return LogSummary(first, last, usages)
+
+
+def close_live_log(path: Path, final_type: str, id_field: str, data: dict[str, Any]) -> bool:
+    """Give a log that a previous process left without its ``final_type`` event that event
+    (``{id_field: <file name>, **data}``), so a replay ends; True when it did."""
+    try:
+        last = last_record(path)
+    except OSError:
+        return False
+    if last is None or last["type"] == final_type:
+        return False
+    record = {
+        "seq": last["seq"] + 1,
+        "type": final_type,
+        "data": {id_field: path.stem, **data},
+        "ts": time.time(),
+    }
+    line = json.dumps(record, separators=(",", ":")) + "\n"
+    with path.open("r+b") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        handle.seek(max(end - 1, 0))
+        torn = end > 0 and handle.read(1) != b"\n"  # a torn last line: start a new one
+        handle.write((("\n" if torn else "") + line).encode())
+    return True
+
+
 def close_live_logs(
     directory: Path, final_type: str, id_field: str, data: dict[str, Any]
 ) -> list[str]:
     """On start: each log in ``directory`` that a previous process left without its
-    ``final_type`` event gets one (``{id_field: <file name>, **data}``), so a replay ends.
-    Returns the ids of the logs it closed."""
-    closed: list[str] = []
+    ``final_type`` event gets one (:func:`close_live_log`). Returns the ids of the logs it
+    closed."""
     if not directory.is_dir():
-        return closed
-    for path in sorted(directory.glob("*.jsonl")):
-        events = read_run_log(path).events
-        if not events or events[-1].type == final_type:
-            continue
-        record = {
-            "seq": events[-1].seq + 1,
-            "type": final_type,
-            "data": {id_field: path.stem, **data},
-            "ts": time.time(),
-        }
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
-        closed.append(path.stem)
-    return closed
+        return []
+    paths = sorted(directory.glob("*.jsonl"))
+    return [path.stem for path in paths if close_live_log(path, final_type, id_field, data)]

@@ -12,22 +12,28 @@ import contextlib
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from ..config import Resolve
-from ..contracts.bodies import AgentChatBody, CompletionReason, RunInfo, ToolCallRequest, ToolResult
+from ..contracts.bodies import AgentChatBody, CompletionReason, ToolCallRequest, ToolResult
 from ..contracts.budget import Limits, exceeded, phrase
 from ..contracts.context import fit_round, surely_fits
 from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
 from ..contracts.frames import Emitted
+from ..contracts.run_rows import Position, RunQuery, RunRow
 from ..runtime.supervisor import RuntimeSupervisor
 from ..tools.dispatch import ToolDispatcher
+from . import listing
 from .approvals import release_approvals
 from .compaction import Prepare
+from .index import FILE as INDEX_FILE
+from .index import RunIndex
+from .index_upkeep import Ids, Upkeep, close_left_live
 from .inference_notes import InferenceNotes
-from .log import RunLog, close_live_logs, read_run_log
+from .log import RunLog, read_run_log
 from .run import Run
 from .tool_calls import SchemaOf, ToolCalls
 
@@ -35,6 +41,8 @@ from .tool_calls import SchemaOf, ToolCalls
 # does not go idle within 5 s is restarted, which takes a few seconds more). A call still
 # running after that ends unseen: nothing of a run is sent or logged after run.completed.
 CALL_STOP_SECONDS = 15.0
+RECENT_RUNS = 32  # ended runs kept in memory (a client reattaching, a job's status read)
+RETENTION_EVERY = 86400.0  # seconds between retention passes after the one at start
 
 
 def new_id(prefix: str) -> str:
@@ -43,7 +51,10 @@ def new_id(prefix: str) -> str:
 
 class RunManager:
     """All runs of this gateway process, and the finished ones in the run log. A run owns its
-    rounds (:meth:`fit_round`), its tool calls (:meth:`call_tool`), its budgets and its notes."""
+    rounds (:meth:`fit_round`), its tool calls (:meth:`call_tool`), its budgets and its notes.
+
+    ``runs`` holds the live runs only: an ended run leaves it (a few stay in a small cache),
+    and :meth:`get` reads it back from its log; listings read the run index (DESIGN 10.2)."""
 
     def __init__(
         self,
@@ -55,12 +66,18 @@ class RunManager:
         tools: ToolDispatcher,
         schema: SchemaOf,
         notes: InferenceNotes | None = None,
+        protected: Ids | None = None,
     ) -> None:
         self.runs_dir = state_dir / "runs"
         self.notes = notes or InferenceNotes({})
         self.supervisor = supervisor
         self.log = log
+        self.config = config
         self.runs: dict[str, Run] = {}
+        self._recent: OrderedDict[str, Run] = OrderedDict()
+        self.since = time.time()
+        self.index = RunIndex(state_dir / INDEX_FILE, self.runs_dir, log)
+        self._protected = protected or set
         self.calls = ToolCalls(config=config, log=log, tools=tools, schema=schema, budget=self)
 
     def start(
@@ -90,10 +107,30 @@ class RunManager:
         )
         run.peer, run.parent = peer, parent
         run.task_id = started.get("task_id")
+        self._admit(run, started)
+        run.task = asyncio.create_task(self._drive(run, body, limits, prepare))
+        run.task.add_done_callback(lambda _task: self._retire(run))
+        return run
+
+    def _admit(self, run: Run, started: dict[str, Any]) -> None:
         self.runs[run.run_id] = run
         run.emit("run.started", started)
-        run.task = asyncio.create_task(self._drive(run, body, limits, prepare))
-        return run
+        self.index.put(listing.row_of(run))
+
+    def _retire(self, run: Run) -> None:
+        """An ended run: its row says how it ended, and it leaves the registry."""
+        if not run.completed:
+            return
+        self.index.put(listing.row_of(run))
+        if self.runs.get(run.run_id) is run:
+            del self.runs[run.run_id]
+        self._remember(run)
+
+    def _remember(self, run: Run) -> None:
+        self._recent[run.run_id] = run
+        self._recent.move_to_end(run.run_id)
+        while len(self._recent) > RECENT_RUNS:
+            self._recent.popitem(last=False)
 
     def start_local(
         self,
@@ -116,8 +153,7 @@ class RunManager:
             log=RunLog(self.runs_dir, run_id),
             tool_names=tool_names,
         )
-        self.runs[run_id] = run
-        run.emit("run.started", {**started, "session_id": session_id, "model": "none"})
+        self._admit(run, {**started, "session_id": session_id, "model": "none"})
 
         async def drive() -> None:
             reason: CompletionReason = "error"
@@ -131,6 +167,7 @@ class RunManager:
                 run.emit("run.completed", {"reason": reason, "rounds": 0})
 
         run.task = asyncio.create_task(drive())
+        run.task.add_done_callback(lambda _task: self._retire(run))
         return run
 
     async def _drive(
@@ -252,29 +289,48 @@ class RunManager:
         await self._cancel_in_runtime(run)
 
     def get(self, run_id: str) -> Run:
-        run = self.runs.get(run_id)
+        """A live run, or an ended one (from the cache, else read back from its log)."""
+        run = self.runs.get(run_id) or self._recent.get(run_id)
         if run is None:
-            path = self.runs_dir / f"{run_id}.jsonl"
-            if "/" in run_id or not path.is_file():
-                raise NotFound(f"no run '{run_id}' in this server")
-            run = Run.from_log(run_id, read_run_log(path))
-            self.runs[run_id] = run
+            run = self.load(run_id)
+            self._remember(run)
         return run
 
-    def infos(self, session_id: str | None = None, status: str | None = None) -> list[RunInfo]:
-        self._load_logged()
-        runs = [r.info() for r in self.runs.values()]
-        runs = [r for r in runs if session_id in (None, r.session_id)]
-        runs = [r for r in runs if status in (None, r.status)]
-        return sorted(runs, key=lambda r: r.started_at)
+    def held(self, run_id: str) -> Run | None:
+        """The run if memory has it (live, or ended a moment ago)."""
+        return self.runs.get(run_id) or self._recent.get(run_id)
 
-    def _load_logged(self) -> None:
-        if not self.runs_dir.is_dir():
-            return
-        for path in self.runs_dir.glob("*.jsonl"):
-            if path.stem not in self.runs:
-                with contextlib.suppress(Exception):
-                    self.get(path.stem)
+    def load(self, run_id: str) -> Run:
+        """A run as its log has it (not kept in memory: for reading a page of ended runs)."""
+        run = self.runs.get(run_id) or self._recent.get(run_id)
+        if run is not None:
+            return run
+        path = self.runs_dir / f"{run_id}.jsonl"
+        if "/" in run_id or not path.is_file():
+            raise NotFound(f"no run '{run_id}' in this server")
+        return Run.from_log(run_id, read_run_log(path))
+
+    def page(self, query: RunQuery) -> listing.RunPage:
+        """A page of runs, newest first (``query.before``: after that cursor's run)."""
+        return listing.page(self.index, list(self.runs.values()), query)
+
+    def count(self, query: RunQuery) -> int:
+        return listing.count(self.index, list(self.runs.values()), query)
+
+    def sessions(self, before: Position | None, limit: int) -> listing.SessionPage:
+        return listing.sessions(self.index, list(self.runs.values()), before, limit)
+
+    def session_rows(self, session_id: str) -> list[RunRow]:
+        """A session's runs, oldest first (its transcript reads only these)."""
+        live = list(self.runs.values())
+        if self.index.reconciled.is_set():
+            return listing.session_rows(self.index, live, session_id)
+        # while the index is rebuilt from the logs, the logs' first lines still find them all
+        return listing.session_rows(self.index, live, session_id, scan=self.runs_dir)
+
+    def indexed(self, timeout: float | None = None) -> bool:
+        """Wait until the index has every row queued so far (its rebuild included)."""
+        return self.index.flush(timeout)
 
     async def cancel(self, run_id: str) -> Run:
         """Cancel a live run: the runtime aborts its in-flight requests and says ``cancelled``,
@@ -306,15 +362,34 @@ class RunManager:
             run.task.cancel()
 
     def mark_interrupted(self) -> list[str]:
-        """On start: runs a previous process left live end ``interrupted`` in their log."""
-        summary = {"text": "The server stopped while this run was live."}
-        data = {"reason": "interrupted", "rounds": 0, "summary": summary}
-        return close_live_logs(self.runs_dir, "run.completed", "run_id", data)
+        """On start: runs a previous process left live end ``interrupted`` in their log (those
+        the index says were live, and logs it does not know; a new index leaves them to
+        :meth:`start_upkeep`, in the background)."""
+        return close_left_live(self.index, self.runs_dir)
+
+    def start_upkeep(self) -> None:
+        """In the background: bring the index up to date with the logs, then apply
+        ``c.Resolve.run_retention_days`` now and once a day."""
+        upkeep = Upkeep(
+            runs_dir=self.runs_dir,
+            since=self.since,
+            live=lambda: set(self.runs.copy()),
+            protected=self._protected,
+            stopping=self.index.stopping,
+            reconciled=self.index.reconciled,
+            log=self.log,
+        )
+        self.index.submit(upkeep.reconcile)
+        days = float(getattr(self.config, "run_retention_days", 0) or 0)
+        if days > 0:
+            self.index.submit(lambda db: upkeep.retain(db, days))
+            self.index.every(RETENTION_EVERY, lambda db: upkeep.retain(db, days))
 
     async def stop(self) -> None:
         """Server shutdown: runs still live end ``interrupted``."""
-        for run in self.runs.values():
+        for run in list(self.runs.values()):  # an ended run leaves the registry meanwhile
             if run.task is not None and not run.task.done():
                 run.task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await run.task
+        await asyncio.to_thread(self.index.close)

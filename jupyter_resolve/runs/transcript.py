@@ -3,7 +3,8 @@
 The transcript is the session's top-level runs in the order they started: a run a task started
 (``task_id``) or a delegation (``parent``) is not a turn of the conversation (a task's steps pass
 their notes on in their prompts; a delegation's answer is its parent's tool result). Live runs
-are left out until they end. The fold itself is pure (:mod:`..contracts.transcript`).
+are left out until they end. The session's runs are found through the run index, so only their
+own logs are read. The fold itself is pure (:mod:`..contracts.transcript`).
 
 A run whose ``context.compacted`` carries a model's summary (``summarized_runs``) changes the
 transcript from then on: the summary opens it, standing for the runs it names (the newest such
@@ -13,7 +14,6 @@ summary wins: it summarized the one before).
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,14 +25,6 @@ from .log import read_run_log
 from .manager import RunManager
 
 KEEP_FOLDED = 1024  # finished runs whose messages stay cached (tool outputs up to 20k each)
-
-
-@dataclass(frozen=True)
-class _Head:
-    session_id: str
-    top_level: bool
-    peer: str | None
-    ts: float
 
 
 @dataclass(frozen=True)
@@ -62,55 +54,15 @@ _Folded = tuple[list[Message], float, Summary | None]
 
 
 class SessionTranscripts:
-    """Finds a session's runs (in memory and in the run log) and folds them, caching what is
-    final: the head (``run.started``) of every log, the messages of every finished run."""
+    """Finds a session's runs (the run index, and memory for the live ones) and folds them,
+    caching the messages of finished runs."""
 
     def __init__(self, runs: RunManager) -> None:
         self.runs = runs
-        self._heads: dict[str, _Head] = {}
         self._folded: dict[str, _Folded] = {}
 
-    def _head_of_log(self, run_id: str) -> _Head | None:
-        head = self._heads.get(run_id)
-        if head is not None:
-            return head
-        path = self.runs.runs_dir / f"{run_id}.jsonl"
-        try:
-            with path.open(encoding="utf-8") as handle:
-                record = json.loads(handle.readline())
-            data = record["data"] if record.get("type") == "run.started" else None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
-        if not isinstance(data, dict):
-            return None
-        head = _Head(
-            session_id=str(data.get("session_id", "")),
-            top_level=data.get("parent") is None and data.get("task_id") is None,
-            peer=data.get("peer"),
-            ts=float(record.get("ts") or 0.0),
-        )
-        self._heads[run_id] = head
-        return head
-
-    def _session_runs(self, session_id: str) -> list[tuple[float, str, _Head]]:
-        found: dict[str, tuple[float, str, _Head]] = {}
-        for run in list(self.runs.runs.values()):
-            if run.session_id == session_id:
-                head = _Head(
-                    session_id, run.parent is None and run.task_id is None, run.peer, run.started_at
-                )
-                found[run.run_id] = (run.started_at, run.run_id, head)
-        if self.runs.runs_dir.is_dir():
-            for path in self.runs.runs_dir.glob("*.jsonl"):
-                if path.stem in found:
-                    continue
-                log_head = self._head_of_log(path.stem)
-                if log_head is not None and log_head.session_id == session_id:
-                    found[path.stem] = (log_head.ts, path.stem, log_head)
-        return sorted(found.values(), key=lambda item: (item[0], item[1]))
-
     def _events(self, run_id: str) -> tuple[list[Event], bool]:
-        run = self.runs.runs.get(run_id)
+        run = self.runs.held(run_id)
         if run is not None:
             return list(run.events), run.completed
         with contextlib.suppress(OSError):
@@ -136,10 +88,11 @@ class SessionTranscripts:
         result = SessionHistory()
         turns: list[tuple[str, list[Message]]] = []
         summary: Summary | None = None
-        for _ts, run_id, head in self._session_runs(session_id):
-            result.peers.add(head.peer)
-            if not head.top_level:
+        for row in self.runs.session_rows(session_id):
+            result.peers.add(row.peer)
+            if not row.top_level:
                 continue
+            run_id = row.run_id
             folded = self._fold(run_id, result.ratio)
             if folded is None:
                 continue  # live: it joins the transcript when it ends

@@ -189,6 +189,11 @@ async def test_bad_ids_in_query_arguments_are_400(server: Server) -> None:
         ("/resolve/api/runs", {"session_id": ".."}, "session_id"),
         ("/resolve/api/runs", {"session_id": "a b"}, "session_id"),
         ("/resolve/api/runs", {"status": "sleeping"}, "status"),
+        ("/resolve/api/runs", {"before": "not-a-cursor"}, "before"),
+        ("/resolve/api/runs", {"limit": "0"}, "limit"),
+        ("/resolve/api/runs", {"limit": "201"}, "limit"),
+        ("/resolve/api/sessions", {"before": "!!"}, "before"),
+        ("/resolve/api/sessions", {"limit": "x"}, "limit"),
         ("/resolve/api/artifacts", {"run": "../x"}, "run"),
         ("/resolve/api/artifacts", {"media_type": "text/html\r\nX-Evil: 1"}, "media_type"),
     ):
@@ -196,7 +201,7 @@ async def test_bad_ids_in_query_arguments_are_400(server: Server) -> None:
         assert response.status_code == 400, (path, params, response.text)
         assert response.json()["error"]["message"].startswith(field), response.text
     ok = await server.get("/resolve/api/runs", params={"session_id": "s-1.a_b", "status": ""})
-    assert ok.status_code == 200 and ok.json() == {"runs": []}
+    assert ok.status_code == 200 and ok.json()["runs"] == [] and ok.json()["next"] is None
 
 
 async def test_a_good_id_of_128_characters_is_a_session(server: Server, jp_root_dir: Any) -> None:

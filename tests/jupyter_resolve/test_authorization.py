@@ -17,6 +17,7 @@ from jupyter_server.auth.authorizer import Authorizer
 
 from jupyter_resolve.artifacts.records import PromoteRequest
 from jupyter_resolve.contracts.bodies import ChatRequest
+from jupyter_resolve.contracts.run_rows import RunQuery
 from tests.conftest import Server
 from tests.jupyter_resolve.artifacts.test_api import make_notebook, store_files
 from tests.jupyter_resolve.test_contracts import public_routes
@@ -136,7 +137,7 @@ async def test_read_only_reads_and_lists_but_starts_and_changes_nothing(
         response = await server.post(path, body)
         assert response.status_code == 403, (path, response.text)
     assert not marker.exists()
-    assert list(gateway.runs.runs) == [run.run_id]
+    assert [r.run_id for r in gateway.runs.page(RunQuery()).runs] == [run.run_id]
     listed = (await server.get("/resolve/api/artifacts")).json()["artifacts"]
     assert [a["id"] for a in listed] == [art_id]
 

@@ -155,6 +155,7 @@ async def test_runs_list_keeps_the_prompt_and_times_across_a_restart(
 ) -> None:
     import logging
 
+    from jupyter_resolve.contracts.run_rows import RunQuery
     from jupyter_resolve.gateway import Gateway
 
     stream = await server.chat("what is 6*7?")
@@ -173,7 +174,8 @@ async def test_runs_list_keeps_the_prompt_and_times_across_a_restart(
         record["ts"] -= 3600
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
     later = Gateway(gateway.config, root_dir=jp_root_dir, log=logging.getLogger("test"))
-    logged = {r.run_id: r for r in later.runs.infos()}[run_id]
+    assert later.runs.indexed(timeout=30)  # the changed log is indexed again, in the background
+    logged = {r.run_id: r for r in later.runs.page(RunQuery()).runs}[run_id]
     assert logged.prompt == "what is 6*7?"
     assert logged.started_at == records[0]["ts"]
     assert logged.ended_at == records[-1]["ts"]

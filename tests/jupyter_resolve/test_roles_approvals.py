@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_resolve.contracts.errors import SoulError
+from jupyter_resolve.contracts.run_rows import RunQuery
 from jupyter_resolve.souls import load_souls, parse_soul
 from tests.conftest import SSE, Server
 from tests.scripting import call, script
@@ -111,17 +112,17 @@ async def test_a_task_replays_from_its_log_in_a_later_server(
     script(gateway, tmp_path, *task_script(["Looks right.\nVERDICT: accept"]))
     stream = await server.stream("/resolve/api/tasks", {"goal": "what is 6*7?"})
     task_id = stream.events[0].data["task_id"]
-    # the steps are listed as runs of the task
+    # the steps are listed as runs of the task, newest first
     steps = [r for r in (await server.get("/resolve/api/runs")).json()["runs"] if r["task_id"]]
     assert {r["task_id"] for r in steps} == {task_id}
-    assert [r["soul"] for r in steps] == ["planner", "specialist", "evaluator", "tool-agent"]
+    assert [r["soul"] for r in steps] == ["tool-agent", "evaluator", "specialist", "planner"]
     # a server started later replays the task from its log, event for event
     later = Gateway(gateway.config, root_dir=jp_root_dir, log=logging.getLogger("test"))
     replayed = later.tasks.get(task_id)
     assert [(e.seq, e.type, e.data) for e in replayed.events] == [
         (e.id, e.event, e.data) for e in stream.events
     ]
-    assert {r.task_id for r in later.runs.infos() if r.task_id} == {task_id}
+    assert {r.task_id for r in later.runs.page(RunQuery()).runs if r.task_id} == {task_id}
     # a task log cut short (the server died mid-task): the next server closes it
     # "interrupted" when it starts, and it replays to that end
     tasks = jp_root_dir / ".resolve" / "tasks"
@@ -322,6 +323,7 @@ async def test_specialist_can_delegate_once_deep(
     result = stream.of("tool.completed")[0]
     assert result["name"] == "subagents.delegate" and result["ok"] is True
     assert "the data has 3 rows" in result["output"]
-    child = next(r for r in gateway.runs.runs.values() if r.soul == "data-analysis")
+    listed = gateway.runs.page(RunQuery()).runs
+    child = gateway.runs.get(next(r.run_id for r in listed if r.soul == "data-analysis"))
     assert child.parent == stream.events[0].data["run_id"]
     assert "subagents.delegate" not in child.tool_names  # depth 1

@@ -1,5 +1,6 @@
-"""``ListTasks`` / ``tasks/list`` (pure): filters, pages, and each version's shapes, over runs
-built from events as the run log holds them."""
+"""``ListTasks`` / ``tasks/list`` (pure): the call's filters as a run index query, its bad
+params, and each version's shapes, over runs built from events as the run log holds them (the
+paging itself, over a real server's index: tests/jupyter_resolve/test_run_index.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 import pytest
 
 from jupyter_resolve.contracts.errors import RpcError
+from jupyter_resolve.contracts.run_rows import encode_cursor
 from jupyter_resolve.peer.jobs import Job
-from jupyter_resolve.peer.listing import list_tasks
-from jupyter_resolve.peer.rendering import artifact_update, status_update
+from jupyter_resolve.peer.listing import list_answer, list_params, run_query
+from jupyter_resolve.peer.rendering import Version, artifact_update, status_update
 from jupyter_resolve.runs.run import Run
 
 
@@ -34,31 +36,48 @@ def ids(result: dict[str, Any]) -> list[str]:
     return [t["id"] for t in result["tasks"]]
 
 
-def test_all_newest_first_with_v03_shapes() -> None:
-    listed = list_tasks(JOBS, {}, "0.3", None)
+def answer(params: dict[str, Any], version: Version, history: int | None = None) -> Any:
+    return list_answer(JOBS, "", len(JOBS), list_params(params), params, version, history)
+
+
+def test_a_page_newest_first_with_v03_shapes() -> None:
+    listed = answer({}, "0.3")
     assert ids(listed) == ["run-3", "run-2", "run-1"] and listed["totalSize"] == 3
-    assert listed["nextPageToken"] == ""
+    assert listed["nextPageToken"] == "" and listed["pageSize"] == 50
     assert [t["status"]["state"] for t in listed["tasks"]] == ["working", "canceled", "completed"]
     assert listed["tasks"][2]["artifacts"][0]["parts"] == [{"kind": "text", "text": "the answer"}]
+    v1 = answer({"pageSize": 2}, "1.0", 0)
+    assert "artifacts" not in v1["tasks"][2] and v1["tasks"][0]["history"] == []  # not asked
 
 
-def test_filters_and_pages() -> None:
-    assert ids(list_tasks(JOBS, {"contextId": "s-1"}, "1.0", None)) == ["run-3", "run-1"]
-    done = list_tasks(JOBS, {"status": "TASK_STATE_COMPLETED"}, "1.0", None)
-    assert ids(done) == ["run-1"] and "artifacts" not in done["tasks"][0]  # not asked for
-    first = list_tasks(JOBS, {"pageSize": 2}, "1.0", 0)
-    assert ids(first) == ["run-3", "run-2"] and first["tasks"][0]["history"] == []
-    rest = list_tasks(JOBS, {"pageSize": 2, "pageToken": first["nextPageToken"]}, "1.0", None)
-    assert ids(rest) == ["run-1"] and rest["nextPageToken"] == ""
+def test_filters_become_the_run_index_query() -> None:
+    after = (1700000000.5, "run-9")
+    wanted = list_params(
+        {"contextId": "s-1", "status": "TASK_STATE_FAILED", "pageSize": "7"}
+        | {"pageToken": encode_cursor(after)}
+    )
+    query = run_query("alpha", wanted)
+    assert (query.peer, query.session_id, query.limit, query.before) == ("alpha", "s-1", 7, after)
+    assert query.not_reasons == ("stop", "cancelled") and query.reasons is None
+    assert run_query("alpha", list_params({"status": "completed"})).reasons == ("stop",)
+    assert run_query("alpha", list_params({"status": "working"})).status == "running"
+    assert run_query("alpha", list_params({"pageSize": 0})).limit == 50
 
 
 @pytest.mark.parametrize(
     "params",
-    [{"pageSize": 500}, {"pageSize": "x"}, {"pageToken": "nope"}, {"status": "sleeping"}],
+    [
+        {"pageSize": 500},
+        {"pageSize": "x"},
+        {"pageToken": "nope"},
+        {"pageToken": 3},
+        {"status": "sleeping"},
+        {"contextId": 1},
+    ],
 )
 def test_bad_params_are_invalid_params(params: dict[str, Any]) -> None:
     with pytest.raises(RpcError) as info:
-        list_tasks(JOBS, params, "1.0", None)
+        list_params(params)
     assert info.value.code == -32602
 
 

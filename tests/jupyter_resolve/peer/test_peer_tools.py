@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_resolve.contracts.run_rows import RunQuery
 from jupyter_resolve.providers import ScriptedProvider
 from tests.conftest import Server
 from tests.jupyter_resolve.peer.peerclient import PEERS, invoke, poll_status, rpc
@@ -180,7 +181,7 @@ class TestDelegationUnderAGrant:
         done = await poll_status(server, job_id)
         assert done["state"] == "succeeded", done
         assert events(gateway, job_id, "run.started")[0]["tools"] == ["subagents.delegate"]
-        children = [r for r in gateway.runs.runs.values() if r.parent == job_id]
+        children = [r for r in gateway.runs.page(RunQuery()).runs if r.parent == job_id]
         assert len(children) == 1
         child_started = events(gateway, children[0].run_id, "run.started")[0]
         assert child_started["soul"] == "tool-agent" and child_started["tools"] == []
