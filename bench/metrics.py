@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, concurrency, context, cpu, footprint, magics, run_start, tools
+from . import chain, concurrency, context, cpu, footprint, magics, run_index, run_start, tools
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
@@ -32,6 +32,7 @@ METRICS: dict[str, Metric] = {
     "vs_jupyter_ai": magics.vs_jupyter_ai,
     "context": context.context_assembly,
     "run_start": run_start.run_start,
+    "run_index": run_index.run_index,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
@@ -42,4 +43,5 @@ SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing 
     "chain": (Context.spawn_main,),
     "runtime_rss_idle": (Context.spawn_main,),
     "runtime_rss_per_run": (footprint.spawn_slow_server,),
+    "run_index": (run_index.spawn_servers,),
 }

@@ -30,6 +30,11 @@ INTERRUPTED = {
 
 Ids = Callable[[], set[str]]
 
+# A pass over every log holds the GIL in between its system calls: it stops this often so that
+# a request served meanwhile is not made to wait for the GIL again and again.
+YIELD_EVERY = 250
+YIELD_SECONDS = 0.002
+
 
 def close_interrupted(path: Path) -> bool:
     """End a log a previous process left live with ``run.completed`` ``interrupted``."""
@@ -49,7 +54,7 @@ def close_left_live(index: RunIndex, runs_dir: Path) -> list[str]:
     if not index.new:
         candidates |= log_names(runs_dir) - index.ids()
     closed = [r for r in sorted(candidates) if _close(runs_dir / f"{r}.jsonl")]
-    for run_id in closed:  # listed as they ended from now on
+    for run_id in candidates:  # listed as their logs end (some ended before the row said so)
         row = _log_row(runs_dir, run_id)
         if row is not None:
             index.put(row)
@@ -122,7 +127,9 @@ class Upkeep:
                 db.execute("BEGIN")
                 db.executemany("DELETE FROM runs WHERE run_id = ?", gone)
         todo = []
-        for run_id, entry in entries.items():
+        for n, (run_id, entry) in enumerate(entries.items()):
+            if n % YIELD_EVERY == 0:
+                time.sleep(YIELD_SECONDS)  # the event loop's thread takes the GIL meanwhile
             with contextlib.suppress(OSError):
                 stat = entry.stat()
                 if known.get(run_id) != (stat.st_mtime_ns, stat.st_size):
@@ -132,6 +139,7 @@ class Upkeep:
             if self.stopping.is_set():
                 return
             self._index_batch(db, todo[start : start + BATCH])
+            time.sleep(YIELD_SECONDS)
         self.reconciled.set()
         if todo or gone:
             self.log.info(
