@@ -176,6 +176,12 @@ class Resolve(ModelSettings, Configurable):
         "Empty: the peer endpoint is off.",
     )
     peer_max_jobs = Int(4, config=True, help="Live jobs one peer may have at once.")
+    peer_submit_rate = Int(
+        30,
+        config=True,
+        help="Jobs one peer may submit per minute (a sliding window; over it: 429 with "
+        "Retry-After). 0: no bound beyond peer_max_jobs.",
+    )
     peer_tools = Dict(
         config=True,
         help="Tools a peer's jobs may use: peer id → list of tool names (within allowed_tools). "

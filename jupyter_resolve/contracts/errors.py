@@ -7,6 +7,7 @@
     │   └── BadMediaType         not a media type the artifact store keeps (a ValueError)
     ├── NotFound                 no such run, session, tool ... (404)
     ├── Conflict                 the state does not allow it (409)
+    ├── TooManyRequests          a caller went over a rate; ``retry_after`` seconds (429)
     ├── Unavailable              the gateway cannot serve this now: drift, runtime down (503)
     │   ├── RuntimeStartError    agent-httpd could not be started
     │   └── RuntimeGone          agent-httpd dropped a run's stream (it died, or restarts)
@@ -56,6 +57,17 @@ class NotFound(ResolveError):
 class Conflict(ResolveError):
     status = 409
     code = "conflict"
+
+
+class TooManyRequests(ResolveError):
+    """Over a rate limit; ``retry_after`` is the whole seconds until one more is accepted."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
 
 
 class Unavailable(ResolveError):

@@ -34,6 +34,13 @@ LAZY_ROUTES: dict[str, list[tuple[str, str]]] = {
     "jupyter_resolve.handlers.mcp": [(r"/resolve/mcp", "McpHandler")],
 }
 
+STREAMED_BODY = frozenset(
+    ("jupyter_resolve.handlers.peer", name) for name in ("JsonRpcHandler", "InvokeHandler")
+)
+"""The handlers marked ``@web.stream_request_body``: tornado asks the stand-in (the class in the
+route) whether to stream the body, so the stand-in carries the mark too (a test keeps them
+equal)."""
+
 
 class LazyHandler(web.RequestHandler):
     """Stands in for ``target_module.target_name`` until a request comes."""
@@ -55,7 +62,9 @@ class LazyHandler(web.RequestHandler):
 
 
 def lazy_handler(module: str, name: str) -> type[LazyHandler]:
-    return type(name, (LazyHandler,), {"target_module": module, "target_name": name})
+    streamed = (module, name) in STREAMED_BODY
+    namespace = {"target_module": module, "target_name": name, "_stream_request_body": streamed}
+    return type(name, (LazyHandler,), namespace)
 
 
 def lazy_routes() -> list[tuple[str, Any]]:

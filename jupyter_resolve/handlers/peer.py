@@ -28,6 +28,9 @@ from .base import ResolveHandler, authorized
 from .streaming import SSEWriter
 
 MAX_BODY = 1024 * 1024
+"""Largest peer request body. The handlers stream the body in (``@web.stream_request_body``)
+and refuse a bigger one as it arrives, so an unsigned sender cannot make the server hold it."""
+TOO_BIG = f"peer request bodies are limited to {MAX_BODY} bytes"
 OFF = "the peer endpoint is off: no peers are configured (c.Resolve.peer_secrets)"
 
 
@@ -41,9 +44,39 @@ class InvokeBody(BaseModel):
 
 
 class PeerHandler(ResolveHandler):
-    """Base: the peer service, signature checks, and XSRF waived for signed requests only."""
+    """Base: the peer service, signature checks, XSRF waived for signed requests only, and for
+    the POST handlers (``@web.stream_request_body``) the body read in pieces up to
+    :data:`MAX_BODY` (a 413 at once beyond it, before reading it)."""
 
     auth_resource = "resolve"
+    _received: bytearray
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        self._received = bytearray()
+        declared = self.request.headers.get("Content-Length", "")
+        if declared.strip().isdigit() and int(declared) > MAX_BODY:
+            # refused before a byte of it is read; tornado closes the connection after the
+            # answer rather than reading the rest
+            raise web.HTTPError(413, TOO_BIG, reason="Payload Too Large")
+        await super().prepare()
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._finished:
+            return  # already refused: what still arrives is dropped
+        if len(self._received) + len(chunk) > MAX_BODY:
+            # a chunked body has no Content-Length: it is refused when it passes the limit
+            self._received = bytearray()
+            self.set_status(413)
+            self.answer({"ok": False, "error": TOO_BIG})
+            return
+        self._received += chunk
+
+    def received(self) -> bool:
+        """Make the streamed body the request's body; False when it was already refused."""
+        if self._finished:
+            return False
+        self.request.body = bytes(self._received)
+        return True
 
     @property
     def peers(self) -> PeerService:
@@ -63,7 +96,7 @@ class PeerHandler(ResolveHandler):
 
     def check_size(self) -> None:
         if len(self.request.body) > MAX_BODY:
-            raise web.HTTPError(413, f"bodies are limited to {MAX_BODY} bytes")
+            raise web.HTTPError(413, TOO_BIG)
 
     def target(self) -> Target:
         """What a v2 signature must have been made for: this request's method, its path as
@@ -112,18 +145,23 @@ class AgentCardHandler(PeerHandler):
         self.answer(self.peers.card(url))
 
 
+@web.stream_request_body
 class InvokeHandler(PeerHandler):
     """``POST <base_url>resolve/peer/invoke`` ``{tool, arguments}``, signed by a peer (the only
     authorization: the signature, and the peer's granted tools for its jobs)."""
 
     @allow_unauthenticated
     async def post(self) -> None:
+        if not self.received():
+            return
         peer = self.signed_peer()
         if peer is None:
             return
         body = self.parse(InvokeBody)
         reply = await self.peers.invoke(peer, body.tool, body.arguments)
         self.set_status(int(reply.pop("status", 200)))
+        if "retry_after" in reply:
+            self.set_header("Retry-After", str(reply["retry_after"]))
         self.answer(reply)
 
 
@@ -132,6 +170,7 @@ TOKEN_OWNER = JUPYTER_OWNER + "token:"
 token itself), so that every client holding that token sees the same tasks."""
 
 
+@web.stream_request_body
 class JsonRpcHandler(PeerHandler):
     """``POST <base_url>resolve/peer/a2a``: A2A JSON-RPC, signed by a peer (its jobs run with
     its granted tools) or with a Jupyter login (then the jobs belong to ``jupyter:<user>`` and
@@ -139,6 +178,8 @@ class JsonRpcHandler(PeerHandler):
 
     @allow_unauthenticated
     async def post(self) -> None:
+        if not self.received():
+            return
         if is_signed(self.request.headers):
             owner = self.signed_peer()
             if owner is None:
@@ -163,6 +204,9 @@ class JsonRpcHandler(PeerHandler):
 
     def send(self, response: dict[str, Any]) -> None:
         self.set_status(jsonrpc.http_status(response))
+        wait = jsonrpc.retry_after(response)
+        if wait is not None:
+            self.set_header("Retry-After", str(wait))
         self.answer(response)
 
     def parsed(self) -> jsonrpc.Call | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import Resolve
 from ..contracts.bodies import ChatMessage, ChatRequest
-from ..contracts.errors import BadRequest, Conflict, NotFound, Unavailable
+from ..contracts.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unavailable
 from ..contracts.run_rows import RunQuery
 from ..runs.manager import RunManager
 from ..runs.request import RunRequest
@@ -31,7 +32,7 @@ from ..runs.transcript import SessionTranscripts
 from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
-from .limits import ID_PATTERN, id_problem
+from .limits import ID_PATTERN, SubmitWindow, id_problem
 
 JobState = Literal["running", "succeeded", "failed", "cancelled"]
 
@@ -142,6 +143,21 @@ class JobManager:
     def __init__(self, gateway: JobHost) -> None:
         self.gateway = gateway
         self.prompts: dict[str, str] = {}
+        self.window = SubmitWindow(gateway.config.peer_submit_rate)
+
+    def check_rate(self, peer: str) -> None:
+        """429 when ``peer`` submitted ``c.Resolve.peer_submit_rate`` jobs in the last minute
+        (a Jupyter user's jobs are that user's chats: not bounded here)."""
+        if peer.startswith(JUPYTER_OWNER):
+            return
+        wait = self.window.admit(peer, time.monotonic())
+        if wait:
+            raise TooManyRequests(
+                f"peer '{peer}' submitted {self.window.limit} jobs in the last minute "
+                f"(c.Resolve.peer_submit_rate); retry in {wait} s",
+                retry_after=wait,
+                code="submit_rate",
+            )
 
     def tools_for(self, owner: str) -> tuple[str, ...] | None:
         """The tools a job of ``owner`` may use: the peer's grant within the server's allow
@@ -192,6 +208,7 @@ class JobManager:
                     "send without contextId to start a new one",
                     code="foreign_context",
                 )
+        self.check_rate(peer)  # last: only a job that starts counts
         request = ChatRequest(
             messages=[ChatMessage(role="user", content=prompt)], soul=soul, session_id=session_id
         )

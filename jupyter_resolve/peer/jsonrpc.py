@@ -13,7 +13,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..contracts.errors import JsonBodyError, ResolveError, RpcError
+from ..contracts.errors import JsonBodyError, ResolveError, RpcError, TooManyRequests
 from .jobs import JobManager
 from .limits import id_problem, loads
 from .listing import list_answer, list_params, run_query
@@ -52,9 +52,20 @@ TASK_NOT_FOUND = -32001
 TASK_NOT_CANCELABLE = -32002
 UNSUPPORTED_OPERATION = -32004
 CONTENT_TYPE_NOT_SUPPORTED = -32005
+RATE_LIMITED = -32029
+"""A server-defined code: the peer went over ``c.Resolve.peer_submit_rate`` (HTTP 429, with
+``Retry-After`` and ``error.data.retry_after``)."""
 
 SEND_WAIT = 120.0
 """Longest a blocking send waits for its task to end before answering with it still working."""
+
+
+class RateLimited(RpcError):
+    """:data:`RATE_LIMITED`, with the seconds to wait."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(RATE_LIMITED, message)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,8 @@ def _blocking(params: dict[str, Any], version: Version) -> bool:
 
 
 def rpc_error(exc: ResolveError) -> RpcError:
+    if isinstance(exc, TooManyRequests):
+        return RateLimited(exc.message, exc.retry_after)
     if exc.status == 400:
         return RpcError(INVALID_PARAMS, exc.message)
     if exc.status == 404:
@@ -225,14 +238,27 @@ def result(request_id: Any, value: Any) -> dict[str, Any]:
 
 
 def error(request_id: Any, exc: RpcError) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": exc.code, "message": exc.message}}
+    body: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if isinstance(exc, RateLimited):
+        body["data"] = {"retry_after": exc.retry_after}
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
 def http_status(response: dict[str, Any]) -> int:
     """The HTTP status to send a response with: 400 when the body could not be read as JSON
-    (bad or too deeply nested), else 200 (JSON-RPC errors travel in the body)."""
+    (bad or too deeply nested), 429 over the submit rate, else 200 (JSON-RPC errors travel in
+    the body)."""
     err = response.get("error")
-    return 400 if isinstance(err, dict) and err.get("code") == PARSE_ERROR else 200
+    code = err.get("code") if isinstance(err, dict) else None
+    return {PARSE_ERROR: 400, RATE_LIMITED: 429}.get(code, 200) if isinstance(code, int) else 200
+
+
+def retry_after(response: dict[str, Any]) -> int | None:
+    """The seconds a rate-limited response asks the caller to wait, else None."""
+    err = response.get("error")
+    data = err.get("data") if isinstance(err, dict) else None
+    value = data.get("retry_after") if isinstance(data, dict) else None
+    return value if isinstance(value, int) else None
 
 
 def refuse(raw: bytes, exc: RpcError) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .._version import __version__
-from ..contracts.errors import BadRequest, ResolveError
+from ..contracts.errors import BadRequest, ResolveError, TooManyRequests
 from ..souls import Soul
 from .card import ANSWER_SKILL, build_card
 from .catalogue import SoulEntry, skill_entries, soul_entries, tool_entries
@@ -157,8 +157,14 @@ class PeerService:
                 return {"ok": True, "job_id": job.job_id, "state": job.state}
             status = _args(StatusArgs, arguments)
             return self.jobs.get(peer, status.job_id).status()
+        except TooManyRequests as exc:
+            return {**_refusal(exc), "retry_after": exc.retry_after}
         except ResolveError as exc:
-            return {"ok": False, "error": exc.message, "code": exc.code, "status": exc.status}
+            return _refusal(exc)
+
+
+def _refusal(exc: ResolveError) -> dict[str, Any]:
+    return {"ok": False, "error": exc.message, "code": exc.code, "status": exc.status}
 
 
 def _args(model: type[ModelT], arguments: dict[str, Any]) -> ModelT:
