@@ -25,7 +25,7 @@ from ..config import Resolve
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unavailable
 from ..contracts.run_rows import RunQuery
-from ..runs.manager import RunManager
+from ..runs.manager import RunManager, new_id
 from ..runs.request import RunRequest
 from ..runs.run import Run
 from ..runs.transcript import SessionTranscripts
@@ -33,6 +33,7 @@ from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
 from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
 from .limits import ID_PATTERN, SubmitWindow, id_problem
+from .sessions import context_of, session_for
 
 JobState = Literal["running", "succeeded", "failed", "cancelled"]
 
@@ -85,6 +86,11 @@ class Job:
     @property
     def soul(self) -> str | None:
         return self.run.soul
+
+    @property
+    def context_id(self) -> str:
+        """The job's conversation as its owner names it (A2A ``contextId``)."""
+        return context_of(self.peer, self.run.session_id)
 
     @property
     def state(self) -> JobState:
@@ -181,12 +187,13 @@ class JobManager:
         return sum(1 for run in runs if run.peer == peer and not run.completed)
 
     async def submit(
-        self, peer: str, prompt: str, soul: str | None = None, session_id: str | None = None
+        self, peer: str, prompt: str, soul: str | None = None, context: str | None = None
     ) -> Job:
         """Start the job's run and return at once; the run goes on in the background.
 
-        ``session_id`` (an A2A ``contextId``) continues that session's conversation, when every
-        run of it is this peer's (a session of another peer or of a Jupyter user is refused)."""
+        ``context`` (an A2A ``contextId``) continues that conversation of the caller's, in the
+        caller's own namespace of sessions (``sessions.py``); none starts a new one. A session
+        that holds another caller's runs is refused."""
         await self.gateway.start()
         limit = self.gateway.config.peer_max_jobs
         if self.live(peer) >= limit:
@@ -200,14 +207,18 @@ class JobManager:
             needs_sandbox = self.exec_granted(tools)
             if needs_sandbox and not self.sandboxed():
                 raise Unavailable(sandbox_refusal(peer, needs_sandbox), code="peer_needs_sandbox")
-        if session_id is not None:
+        session_id = None
+        if context is not None:
+            session_id = session_for(peer, context)
             owners = self.gateway.transcripts.history(session_id).peers
             if owners - {peer}:
                 raise BadRequest(
-                    f"contextId '{session_id}' is a conversation of someone else; "
+                    f"contextId '{context}' is a conversation of someone else; "
                     "send without contextId to start a new one",
                     code="foreign_context",
                 )
+        elif not peer.startswith(JUPYTER_OWNER):
+            session_id = session_for(peer, new_id("context"))
         self.check_rate(peer)  # last: only a job that starts counts
         request = ChatRequest(
             messages=[ChatMessage(role="user", content=prompt)], soul=soul, session_id=session_id

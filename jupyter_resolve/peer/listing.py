@@ -12,6 +12,7 @@ from ..contracts.errors import BadRequest, RpcError
 from ..contracts.run_rows import Position, RunQuery, decode_cursor
 from .jobs import Job, JobState
 from .rendering import Version, render_task, state_of
+from .sessions import session_for
 
 INVALID_PARAMS = -32602
 DEFAULT_PAGE = 50
@@ -71,7 +72,7 @@ def run_query(owner: str, wanted: ListParams) -> RunQuery:
         "failed": {"not_reasons": ("stop", "cancelled")},
     }
     return RunQuery(
-        session_id=wanted.context,
+        session_id=None if wanted.context is None else session_for(owner, wanted.context),
         peer=owner,
         before=wanted.after,
         limit=wanted.size,

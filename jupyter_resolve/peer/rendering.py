@@ -49,7 +49,7 @@ def message(
         "role": role if version == "0.3" else f"ROLE_{role.upper()}",
         "parts": [part(text, version)],
         "taskId": job.job_id,
-        "contextId": job.run.session_id,
+        "contextId": job.context_id,
     }
     if version == "0.3":
         body["kind"] = "message"
@@ -87,7 +87,7 @@ def render_task(
         history = history[-history_length:] if history_length > 0 else []
     task: dict[str, Any] = {
         "id": job.job_id,
-        "contextId": job.run.session_id,
+        "contextId": job.context_id,
         "status": status(job, version),
         "history": history,
         "metadata": {"runId": job.run.run_id, "soul": job.soul},
@@ -110,7 +110,7 @@ def artifact_update(job: Job, text: str, version: Version, *, append: bool, last
     """A piece of the answer: the first replaces, the others append, the last says so."""
     update: dict[str, Any] = {
         "taskId": job.job_id,
-        "contextId": job.run.session_id,
+        "contextId": job.context_id,
         "artifact": answer_artifact(job, text, version),
         "append": append,
         "lastChunk": last,
@@ -124,7 +124,7 @@ def status_update(job: Job, version: Version) -> dict[str, Any]:
     """The task's status; the stream's last event once the task ended."""
     update: dict[str, Any] = {
         "taskId": job.job_id,
-        "contextId": job.run.session_id,
+        "contextId": job.context_id,
         "status": status(job, version),
     }
     if version == "1.0":

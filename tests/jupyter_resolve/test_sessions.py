@@ -164,11 +164,13 @@ async def test_an_a2a_context_id_continues_the_peers_session(
         {"role": "assistant", "content": "Noted: 7319."},
         {"role": "user", "content": "What is my favourite number?"},
     ]
-    # a peer cannot read a Jupyter user's session by naming it
+    # a peer cannot read a Jupyter user's session by naming it: its contextId names a
+    # session in its own namespace (issue 31.3)
     await server.chat("private", session_id="s-mine")
     message = {"messageId": "m-x", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-    refused = await rpc(server, "SendMessage", {"message": {**message, "contextId": "s-mine"}})
-    assert "someone else" in refused["error"]["message"]
+    sent = await rpc(server, "SendMessage", {"message": {**message, "contextId": "s-mine"}})
+    run = gateway.runs.get(sent["result"]["task"]["metadata"]["runId"])
+    assert run.session_id == "peer-alpha-s-mine"
 
 
 async def test_agents_md_reaches_the_system_prompt_and_the_manifest(

@@ -57,7 +57,9 @@ def test_filters_become_the_run_index_query() -> None:
         | {"pageToken": encode_cursor(after)}
     )
     query = run_query("alpha", wanted)
-    assert (query.peer, query.session_id, query.limit, query.before) == ("alpha", "s-1", 7, after)
+    # a peer's contextId names a session in the peer's own namespace (issue 31.3)
+    expected = ("alpha", "peer-alpha-s-1", 7, after)
+    assert (query.peer, query.session_id, query.limit, query.before) == expected
     assert query.not_reasons == ("stop", "cancelled") and query.reasons is None
     assert run_query("alpha", list_params({"status": "completed"})).reasons == ("stop",)
     assert run_query("alpha", list_params({"status": "working"})).status == "running"
