@@ -7,7 +7,8 @@ providers/wire_names.py), with an effect read from the tool's annotations and ``
 default approval.
 
 ``env`` values and the values of the variables ``headers_env`` names are secrets: they go to the
-MCP server's process or requests only. :func:`redact` takes them out of any text that leaves.
+MCP server's process or requests only. :func:`redact` takes them (and their base64 forms) out of
+any text that leaves.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .redaction import replace_forms, secret_forms
 
 PREFIX = "mcp."
 SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
@@ -151,7 +154,6 @@ def effect_of(annotations: Mapping[str, Any] | None) -> Effect:
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by a marker."""
-    for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True):
-        text = text.replace(secret, WITHHELD)
-    return text
+    """``text`` with every secret value, and its base64 forms, replaced by a marker (literal
+    matching: ``contracts/redaction.py``)."""
+    return replace_forms(text, secret_forms(secrets, MIN_SECRET), WITHHELD)
