@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_resolve.contracts.run_rows import RunQuery
 from tests.conftest import Server
 from tests.scripting import call, script
 
@@ -205,7 +206,8 @@ async def test_cancel_of_a_run_that_delegated_ends_its_child_first(
     types = stream.types()
     assert types[-2:] == ["tool.started", "run.completed"], types
     assert stream.of("run.completed")[0]["reason"] == "cancelled"
-    child = next(r for r in gateway.runs.runs.values() if r.parent == parent_id)
+    listed = gateway.runs.page(RunQuery()).runs  # an ended run has left the registry
+    child = gateway.runs.get(next(r.run_id for r in listed if r.parent == parent_id))
     assert child.reason == "cancelled"
     assert [e.type for e in child.events][-2:] == ["tool.started", "run.completed"]
     assert child.ended_at is not None and stream.events[-1].data["run_id"] == parent_id
