@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .live_output import display_note
 from .view_model import RunView, ToolCard
 
 
@@ -26,12 +27,22 @@ def card_markdown(card: ToolCard, *, inline_images: bool = False) -> str:
     if card.output:
         note = "\n(output truncated)" if card.truncated else ""
         lines.append(fence(card.output) + note)
+    elif not card.has_result and card.live.pieces:  # cut off, or still running: what it printed
+        lines.append(fence(live_markdown_text(card)))
     for mime, data in card.images.items():
         if inline_images:
             lines.append(f"![{card.name} output]({image_data_uri(mime, data)})")
         else:
             lines.append(f"[{mime} output: shown in notebooks]")
     return "\n\n".join(lines)
+
+
+def live_markdown_text(card: ToolCard) -> str:
+    """A call's live output as text: its prints, each display named."""
+    return "".join(
+        display_note(piece.mime) + "\n" if piece.mime is not None else piece.text
+        for piece in card.live.pieces
+    )
 
 
 def image_data_uri(mime: str, data: Any) -> str:

@@ -10,9 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .live_output import LiveOutput
 from .proposal_view import ProposalCard, fold_proposal
 
-Part = Literal["header", "text", "reasoning", "tool", "error", "footer"]
+# "output": a running call's live output grew (``tool.output``); "tool": anything else of a card
+Part = Literal["header", "text", "reasoning", "tool", "output", "error", "footer"]
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
 # Where a tool call stands, and the words shown for it: the same table as the panel's
@@ -41,7 +43,8 @@ def close_status(reason: str) -> str:
 
 @dataclass
 class ToolCard:
-    """One tool call as a card: name, arguments, status, output, images."""
+    """One tool call as a card: name, arguments, status, output, images; while it runs, what
+    it printed or displayed so far (``live``), which its result replaces (``has_result``)."""
 
     call_id: str
     name: str
@@ -51,6 +54,8 @@ class ToolCard:
     mime: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
     ms: int | None = None
+    live: LiveOutput = field(default_factory=LiveOutput)
+    has_result: bool = False  # tool.completed came: its whole result replaces the live output
 
     @property
     def waiting(self) -> bool:
@@ -189,6 +194,10 @@ class RunView:
         if kind == "reasoning.delta":
             self.reasoning += str(data.get("text", ""))
             return "reasoning", ""
+        if kind == "tool.output":
+            call_id = str(data.get("call_id", ""))
+            self.card(call_id, str(data.get("name", ""))).live.add(data)
+            return "output", call_id
         if kind.startswith("tool."):
             return "tool", self._apply_tool(kind, data)
         if kind.startswith("notebook."):
@@ -277,6 +286,7 @@ class RunView:
             card.truncated = bool(data.get("truncated"))
             ms = data.get("ms")
             card.ms = ms if isinstance(ms, int) else None
+            card.has_result = True
         return call_id
 
     def footer_text(self, elapsed: float | None = None) -> str:
@@ -320,7 +330,7 @@ def fold(events: list[dict[str, Any]]) -> RunView:
 
 @dataclass
 class ResolveResult:
-    """What ``%resolve`` returns and stores as ``_resolve``."""
+    """What ``%resolve`` stores as ``_resolve`` (it returns nothing to display)."""
 
     text: str
     tool_calls: list[dict[str, Any]]

@@ -9,7 +9,9 @@ The display also carries the run as Markdown, for frontends that cannot render w
 Growing parts (each text block, the reasoning, the footer) are throttled, not debounced: one is
 sent at most every ``TEXT_INTERVAL`` while its events keep coming, so a model streaming pieces
 15 ms apart shows ~10 states a second; what the throttle held back goes out at the next tick of
-a quiet spell (:class:`.watch.Ticking`), before a tool card and at the end. Sending every piece
+a quiet spell (:class:`.watch.Ticking`), before a tool card and at the end. A running call's
+live output (what it prints, ``tool.output``) is throttled the same way, per card; its result
+shows at once and replaces it. Sending every piece
 would resend the whole growing text each time (quadratic bytes through the kernel, the server
 and the browser, which then trail far behind the run). A long answer costs more to render each
 time: the wait after a render is at least ``RENDER_SHARE`` times what it took, so rendering
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .live_output import live_outputs
 from .proposal_view import ProposalCard
 from .render import Decide
 from .run_markdown import to_markdown
@@ -74,10 +77,15 @@ class _Card:
             layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"),
         )
         _route_clicks_while_busy([self.approve, self.deny])
-        self.shown: tuple[str, str] | None = None
+        self.shown: tuple[str, str, int, bool] | None = None
+
+    @staticmethod
+    def state(card: ToolCard) -> tuple[str, str, int, bool]:
+        """What the card shows depends on; rendered again only when this changed."""
+        return (card.status, card.output, card.live.version, card.has_result)
 
     def render(self, card: ToolCard) -> None:
-        state = (card.status, card.output)
+        state = self.state(card)
         if state == self.shown:
             return
         self.shown = state
@@ -90,6 +98,11 @@ class _Card:
         if card.arguments is not None:
             self.arguments.value = _pre(card.arguments_text(), "font-size: 90%;")
         self.buttons.layout.display = "flex" if card.waiting else "none"
+        if card.live.pieces and not card.has_result:  # running (or cut off): what it printed
+            self.output.outputs = tuple(
+                live_outputs(card.live, allow_remote_images=self.allow_remote_images)
+            )
+            return
         outputs: list[dict[str, Any]] = []
         if card.output:
             text = card.output + ("\n(output truncated)" if card.truncated else "")
@@ -205,6 +218,8 @@ class WidgetView:
         elif part == "tool":
             self._flush(view)  # what the throttle held back shows before the card
             self._card(view, view.tools[key])
+        elif part == "output":
+            self._live(view, view.tools[key], force)
         elif part == "error":
             self.errors.value = "".join(
                 f'<div style="color:#c33">{html.escape(e)}</div>' for e in view.errors
@@ -224,6 +239,8 @@ class WidgetView:
         self._reasoning(view, False)
         for index in list(self.texts):
             self._text(view, index, False)
+        for call_id in list(self.cards):
+            self._live(view, view.tools[call_id], False)
 
     def _flush(self, view: RunView) -> None:
         self._reasoning(view, True)
@@ -266,6 +283,18 @@ class WidgetView:
         self._rendered[index] = len(block.text)
         safe = markdown_html(block.text, allow_remote_images=self.allow_remote_images)
         out.outputs = (_display_data({"text/html": safe, "text/plain": block.text}),)
+        self._sent(part, started)
+
+    def _live(self, view: RunView, card: ToolCard, force: bool) -> None:
+        """A running call's card with its live output: throttled like a growing text."""
+        widgets = self.cards.get(card.call_id)
+        if widgets is not None and widgets.shown == _Card.state(card):
+            return
+        part = f"output {card.call_id}"
+        if not self._due(part, force):
+            return  # a tick, the next output or the call's result shows it
+        started = self._clock()
+        self._card(view, card)
         self._sent(part, started)
 
     def _card(self, view: RunView, card: ToolCard) -> None:

@@ -109,7 +109,9 @@ print("REPLAYED", _resolve.reason, len(_resolve.events))
     out = done.stdout
     assert done.returncode == 0, done.stderr + out
     assert f"**jupyter-resolve** 0.1.0 at {live.url} — ok" in out
-    assert "**🔧 python**\n```python\nprint(6 * 7)\n```\n→ done in" in out
+    # what the call printed came live; its result is just that, so it is not printed twice
+    assert "**🔧 python**\n```python\nprint(6 * 7)\n```\n[python] 42\n→ done in" in out
+    assert "(its output is above)" in out
     assert "RESULT stop 42 session-" in out
     assert "(offline scripted model) The code ran" in out
     assert "of 8 rounds ·" in out and "tokens ·" in out
