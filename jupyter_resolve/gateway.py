@@ -25,6 +25,7 @@ from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
 from .contracts.errors import ProviderError, RuntimeStartError
 from .contracts.models import choose_model, default_model, listed_models
+from .contracts.permissions import RunPermissions
 from .contracts.policy import invalid_entries
 from .notebook.kernels import UserKernels
 from .providers.base import Provider
@@ -209,8 +210,9 @@ class Gateway:
         return start_run(self, request)
 
     def start_chat(self, request: ChatRequest) -> Run:
-        """A run for a chat alone, started by no one in particular (the API's case)."""
-        return self.start_run(RunRequest(request))
+        """A run for a chat alone, started in process by the server's own code (no person to
+        ask the Authorizer about: every permission)."""
+        return self.start_run(RunRequest(request, permissions=RunPermissions.full()))
 
     async def cancel_run(self, run_id: str) -> Run:
         """Cancel a run and stop its tools (see :meth:`RunManager.cancel`): a call running in

@@ -78,6 +78,6 @@ def notebook_read(ws: Workspace, path: str) -> Result:
     except IsADirectoryError:
         return error(f"notebook_read: {path!r} is a directory, not a notebook")
     except Exception as exc:  # NotJSONError, ValidationError, UnicodeDecodeError, ...
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return error(f"notebook_read: {path!r} is not a valid notebook: {reason[:300]}")
+        # Only the kind of failure: the parser's message quotes the file's first bytes.
+        return error(f"notebook_read: {path!r} is not a valid notebook ({type(exc).__name__})")
     return ok(truncate(render(nb, path)))

@@ -33,7 +33,8 @@ class ChatHandler(ResolveHandler):
             await self.require("execute", "kernels")  # described in the notebook's kernel
             request = await describe_mentions(self.gateway, request)
         await self.gateway.start()
-        run = self.gateway.start_run(RunRequest(request))
+        permissions = await self.run_permissions()
+        run = self.gateway.start_run(RunRequest(request, permissions=permissions))
         await self.stream_run(run)
 
 
@@ -178,7 +179,7 @@ class TasksHandler(ResolveHandler):
     async def post(self) -> None:
         request = self.parse(TaskRequest)
         await self.gateway.start()
-        task = self.gateway.tasks.start(request)
+        task = self.gateway.tasks.start(request, await self.run_permissions())
         self.set_header("X-Resolve-Task-Id", task.task_id)
         await self.stream_events(task)
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from tornado import web
 
 from ..contracts.errors import BadRequest, ResolveError, TooDeep
+from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.safejson import loads
 from ..gateway import Gateway
 from ..runs.run import Run
@@ -109,6 +110,12 @@ class ResolveHandler(APIHandler):
         """Whether the Authorizer lets the current user do ``action`` on ``resource``."""
         user = self.current_user
         return bool(await ensure_async(self.authorizer.is_authorized(self, user, action, resource)))
+
+    async def run_permissions(self) -> RunPermissions:
+        """What a run this request starts may do beyond ``resolve``: the Authorizer's answers
+        (JupyterHub's scopes through it) for ``contents`` read and write, ``kernels`` execute."""
+        answers = {name: await self.allowed(*asked) for name, asked in ASKED.items()}
+        return RunPermissions(**answers)
 
     async def require(self, action: str, resource: str) -> None:
         """403 unless :meth:`allowed`: the second resource of a request, beside ``resolve``

@@ -7,7 +7,9 @@ artifacts are also resources (``resolve://runs/<id>``, ``resolve://artifacts/<id
 
 Each tool says which authorization it needs beyond ``resolve`` read (the handler's): ``ask``
 executes, ``notebook_read`` reads ``contents``, ``notebook_propose`` executes, reads ``contents``
-and executes ``kernels``; the handler's Authorizer decides (DESIGN 9.4).
+and executes ``kernels``; the handler's Authorizer decides (DESIGN 9.4). The run ``ask`` starts
+carries the caller's ``contents`` and ``kernels`` permissions (DESIGN 10.1); ``notebook_read``
+reads through the server's contents manager, as ``GET /api/contents`` does.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.errors import ResolveError
 from ..contracts.ids import Id, check_id
 from ..contracts.pathargs import PathArg
+from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.run_rows import DEFAULT_PAGE, MAX_PAGE, RunQuery, decode_cursor
 from ..runs.request import RunRequest
 from .propose import McpProposeArgs, ProposeHost, propose
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..artifacts import Artifacts
+    from ..notebook.kernels import UserKernels
     from ..runs.run import Run
     from ..souls import Soul
 
@@ -142,6 +146,7 @@ class WorkbenchHost(ProposeHost, Protocol):
 
     root_dir: Path
     souls: dict[str, Soul]
+    user_kernels: UserKernels | None
 
     @property
     def artifacts(self) -> Artifacts: ...
@@ -166,7 +171,10 @@ class WorkbenchTools:
             if name == "ask":
                 if not await allowed("execute", "resolve"):
                     return text_result("ask: not authorized to execute on resolve", error=True)
-                return await self.ask(AskArgs.model_validate(arguments), progress)
+                permissions = RunPermissions(
+                    **{name: await allowed(*asked) for name, asked in ASKED.items()}
+                )
+                return await self.ask(AskArgs.model_validate(arguments), progress, permissions)
             if name == "notebook_propose":
                 for action, resource in PROPOSE_NEEDS:
                     if not await allowed(action, resource):
@@ -179,7 +187,7 @@ class WorkbenchTools:
             if name == "notebook_read":
                 if not await allowed("read", "contents"):
                     return text_result("notebook_read: not authorized to read contents", error=True)
-                return self.notebook_read(NotebookArgs.model_validate(arguments).path)
+                return await self.notebook_read(NotebookArgs.model_validate(arguments).path)
             return self.read_tool(name, arguments)
         except ValidationError as exc:
             err = exc.errors()[0]
@@ -234,15 +242,21 @@ class WorkbenchTools:
             return json_result(souls)
         return text_result(f"unknown tool '{name}' (known: {', '.join(TOOL_NAMES)})", error=True)
 
-    def notebook_read(self, path: str) -> dict[str, Any]:
-        from kernel_tools.notebook import notebook_read
-        from kernel_tools.paths import Workspace
+    async def notebook_read(self, path: str) -> dict[str, Any]:
+        """The notebook through the server's contents manager (hidden files, ``hide_globs``
+        and custom managers apply); a refusal names the path, never the file's bytes."""
+        from kernel_tools.notebook import render
+        from kernel_tools.result import truncate
 
-        root = str(self.gateway.root_dir)
-        answer = notebook_read(Workspace(session_dir=root, server_root=root), path)
-        return text_result(answer.output, error=not answer.ok)
+        user = self.gateway.user_kernels
+        if user is None:
+            return text_result("notebook_read: only inside a Jupyter server", error=True)
+        notebook = await user.read_notebook(path)  # a ResolveError is the tool's error
+        return text_result(truncate(render(notebook, path)))
 
-    async def ask(self, args: AskArgs, progress: Progress) -> dict[str, Any]:
+    async def ask(
+        self, args: AskArgs, progress: Progress, permissions: RunPermissions
+    ) -> dict[str, Any]:
         gateway = self.gateway
         await gateway.start()
         request = ChatRequest.model_validate(
@@ -252,7 +266,7 @@ class WorkbenchTools:
                 "soul": args.soul,
             }
         )
-        run = gateway.start_run(RunRequest(request))
+        run = gateway.start_run(RunRequest(request, permissions=permissions))
         await progress(f"run {run.run_id} started")
         idle = gateway.config.keepalive_interval
         async for event in run.watch(0, idle=idle):

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jupyter_core.utils import ensure_async
+from tornado.web import HTTPError
 
 from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.pathargs import check_path_text
@@ -64,16 +65,41 @@ class UserKernels:
         self.log = log
 
     async def check_notebook(self, value: str) -> str:
-        """The notebook's contents path: BadRequest for a bad one, NotFound when it is missing."""
+        """The notebook's contents path: BadRequest for a bad one, NotFound when it is missing
+        or hidden (as ``/api/contents`` answers)."""
         path = notebook_path(value)
-        if not await ensure_async(self.contents.file_exists(path)):
-            raise NotFound(f"notebook: no notebook '{path}' under the server root")
+        await self.notebook_model(path, content=False)
         return path
 
     async def read_cells(self, path: str) -> list[dict[str, Any]]:
         """The saved notebook's cells (nbformat dicts)."""
-        model = await ensure_async(self.contents.get(path, content=True, type="notebook"))
-        return [dict(cell) for cell in model["content"].get("cells", [])]
+        return [dict(cell) for cell in (await self.read_notebook(path)).get("cells", [])]
+
+    async def read_notebook(self, value: str) -> dict[str, Any]:
+        """The notebook (nbformat, as a dict) through the server's contents manager."""
+        model = await self.notebook_model(notebook_path(value), content=True)
+        return dict(model["content"])
+
+    async def notebook_model(self, path: str, *, content: bool) -> dict[str, Any]:
+        """The contents manager's model of the notebook at ``path`` (a checked path): hidden
+        files (unless ``allow_hidden``), ``hide_globs`` and custom managers apply as for
+        ``GET /api/contents``. Errors name the path, never the file's bytes."""
+        contents = self.contents
+        missing = NotFound(f"notebook: no notebook '{path}' under the server root")
+        hidden = not contents.allow_hidden and await ensure_async(contents.is_hidden(path))
+        if hidden or not all(contents.should_list(part) for part in PurePosixPath(path).parts):
+            raise missing
+        try:
+            model = await ensure_async(contents.get(path, content=content, type="notebook"))
+        except HTTPError as exc:  # its message may quote the file (nbformat's parse error)
+            if exc.status_code == 404:
+                raise missing from None
+            if exc.status_code == 403:
+                raise BadRequest(f"notebook: '{path}' may not be read", code="forbidden") from None
+            raise BadRequest(f"notebook: '{path}' is not a readable notebook") from None
+        if model.get("type") != "notebook":
+            raise BadRequest(f"notebook: '{path}' is not a notebook")
+        return dict(model)
 
     async def kernel_id(self, path: str) -> str | None:
         """The kernel of the notebook's session, when one runs."""

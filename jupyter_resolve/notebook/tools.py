@@ -1,6 +1,8 @@
 """The user's-notebook tools (DESIGN 9.2), run by the gateway: ``notebook_variables``,
-``inspect_variable``, ``snapshot_variable`` and ``notebook_propose``; and what the public API
-needs of the same kernels (the variables listing, describing ``@name`` mentions, a decision).
+``inspect_variable``, ``snapshot_variable`` and ``notebook_propose``; ``notebook_read`` through
+the server's contents manager (DESIGN 10.1: hidden files and custom managers apply); and what
+the public API needs of the same kernels (the variables listing, describing ``@name`` mentions,
+a decision).
 
 In a notebook chat (the request named ``notebook``) the tools default their ``notebook``
 argument to it, so the model need not type the path.
@@ -27,7 +29,7 @@ from ..contracts.notebook import (
 )
 from ..runs.manager import RunManager
 from ..scratch.pool import ScratchKernels
-from ..tools.dispatch import ToolDispatcher, bind
+from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from .kernels import UserKernels
 from .proposals import Proposals, outputs_text, released
 
@@ -49,6 +51,33 @@ def register_notebook_tools(tools: ToolDispatcher, host: NotebookHost) -> None:
     tools.register("inspect_variable", bind(host, inspect_variable))
     tools.register("snapshot_variable", bind(host, snapshot_variable))
     tools.register("notebook_propose", bind(host, notebook_propose))
+    in_kernel = tools.implementation("notebook_read")
+    if in_kernel is not None:  # outside a Jupyter server it stays the scratch kernel's
+        tools.register("notebook_read", _notebook_read(host, in_kernel))
+
+
+def _notebook_read(host: NotebookHost, in_kernel: Implementation) -> Implementation:
+    async def call(request: ToolCallRequest) -> ToolResult:
+        if host.user_kernels is None:
+            return await in_kernel(request)
+        return await notebook_read(host, request)
+
+    return call
+
+
+async def notebook_read(host: NotebookHost, request: ToolCallRequest) -> ToolResult:
+    """``notebook_read {path}``: the notebook as text, read through the contents manager."""
+    from kernel_tools.notebook import render
+    from kernel_tools.result import truncate
+
+    path = request.arguments.get("path")
+    if not isinstance(path, str) or not path:
+        return ToolResult(ok=False, output="notebook_read: 'path' must be a non-empty string")
+    try:
+        notebook = await _user_kernels(host).read_notebook(path)
+    except ResolveError as exc:
+        return _failed(request.name, exc)
+    return ToolResult(ok=True, output=truncate(render(notebook, path)))
 
 
 def _user_kernels(host: NotebookHost) -> UserKernels:

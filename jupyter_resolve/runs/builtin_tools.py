@@ -20,6 +20,7 @@ from ..tools.web_fetch import web_fetch
 from .manager import RunManager
 from .request import RunRequest
 from .run import Run
+from .start import run_permissions
 from .tool_output import LiveOutput
 
 if TYPE_CHECKING:
@@ -125,7 +126,12 @@ async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
     )
     try:
         child = host.start_run(
-            RunRequest(child_request, parent=run.run_id, exclude_tools=("subagents.delegate",))
+            RunRequest(
+                child_request,
+                parent=run.run_id,
+                exclude_tools=("subagents.delegate",),
+                permissions=run_permissions(run),  # its parent's, never more
+            )
         )
     except ResolveError as exc:
         return ToolResult(ok=False, output=f"subagents.delegate: {exc.message}")

@@ -3,9 +3,10 @@ jobs, MCP's ``ask``, a task's steps and a delegation (runs/start.py takes it).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..contracts.bodies import ChatRequest
+from ..contracts.permissions import RunPermissions
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,11 @@ class RunRequest:
 
     ``only_tools`` (not None) caps the run's tools to those names (a peer's grant: empty means
     none, a model-only answer); ``exclude_tools`` takes names out. A run delegated by a peer's
-    run never gets a tool its parent did not have."""
+    run never gets a tool its parent did not have.
+
+    ``permissions`` are the caller's, as the edge asked the Authorizer (none unless given: a
+    run nobody vouched for reaches neither the server's files nor a user's kernel); a task's
+    steps and a delegation carry their starter's."""
 
     chat: ChatRequest
     peer: str | None = None  # the A2A peer the run works for
@@ -22,3 +27,4 @@ class RunRequest:
     task_id: str | None = None  # the task whose step this run is (role chain)
     exclude_tools: tuple[str, ...] = ()
     only_tools: tuple[str, ...] | None = None
+    permissions: RunPermissions = field(default_factory=RunPermissions)

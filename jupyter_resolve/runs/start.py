@@ -26,6 +26,7 @@ from ..contracts.context import (
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
+from ..contracts.permissions import RunPermissions, permitted
 from ..contracts.run_manifest import run_manifest
 from ..contracts.transcript import transcript_digest
 from ..providers.base import Provider
@@ -70,6 +71,7 @@ class _Plan:
     history: SessionHistory
     continuing: bool  # the session's transcript goes first
     instructions: list[Instruction]
+    permissions: RunPermissions
 
 
 def start_run(host: RunHost, request: RunRequest) -> Run:
@@ -110,7 +112,9 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
         )
     chat, config = request.chat, host.config
     soul = _soul(host, chat.soul)
-    tools = toolset.select(_tool_names(host, request, toolset.allowed, soul))
+    permissions = _permissions(host, request)
+    names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions)
+    tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
     context_digest = _materialize(host, chat, session_id)
     limits = Limits(
@@ -140,6 +144,7 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
         history=history,
         continuing=continuing,
         instructions=project_instructions(host.root_dir, chat.notebook, host.log),
+        permissions=permissions,
     )
 
 
@@ -233,6 +238,29 @@ def _tool_names(
     return soul.tool_names(names) if soul else names
 
 
+def _permissions(host: RunHost, request: RunRequest) -> RunPermissions:
+    """The caller's permissions; a delegated run's never exceed its parent's. A peer's run
+    (A2A) has what the admin's grant implies (``c.Resolve.peer_tools``: ``notebook_read``
+    granted is contents read), a Jupyter login's over A2A what its edge asked (none unless)."""
+    if request.parent is None:
+        if request.peer is not None and request.only_tools is not None:
+            return RunPermissions.for_tools(request.only_tools)
+        return request.permissions
+    parent_run = host.runs.runs.get(request.parent)
+    return request.permissions.within(
+        run_permissions(parent_run) if parent_run else RunPermissions()
+    )
+
+
+def run_permissions(run: Run) -> RunPermissions:
+    """What ``run.started`` recorded (none for a run that recorded nothing)."""
+    started = run.events[0].data if run.events and run.events[0].type == "run.started" else {}
+    recorded = started.get("permissions")
+    return (
+        RunPermissions.model_validate(recorded) if isinstance(recorded, dict) else RunPermissions()
+    )
+
+
 def _materialize(host: RunHost, chat: ChatRequest, session_id: str) -> str | None:
     """The session's context digest, its attachments and notebook put in first."""
     # the folders are made when something goes in: here, or when the session's kernel starts
@@ -263,6 +291,7 @@ def _started(
         "peer": request.peer,
         "parent": request.parent,
         "task_id": request.task_id,  # a step of this task (role chain)
+        "permissions": plan.permissions.model_dump(),  # the caller's, as the Authorizer said
         "context": context,
     }
     if request.chat.mentions:  # what the model was told, for clients to show

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..contracts.bodies import ChatRequest
 from ..contracts.errors import BadRequest, NotFound, ResolveError
 from ..contracts.ids import Id
+from ..contracts.permissions import RunPermissions
 from ..souls import Soul
 from .log import RunLog, close_live_logs, read_run_log
 from .manager import new_id
@@ -69,6 +70,7 @@ class Task(EventStream):
         self.runner: asyncio.Task[None] | None = None
         self.cancelled = False
         self.model: str | None = None  # the steps' model (None: the default)
+        self.permissions = RunPermissions()  # its starter's: every step runs with them
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
@@ -101,7 +103,8 @@ class TaskManager:
         self.log = log
         self.tasks: dict[str, Task] = {}
 
-    def start(self, request: TaskRequest) -> Task:
+    def start(self, request: TaskRequest, permissions: RunPermissions) -> Task:
+        """Start the task; its steps carry ``permissions``, its starter's."""
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
         if missing:
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
@@ -113,6 +116,7 @@ class TaskManager:
         log = RunLog(self.tasks_dir, task_id)
         task = Task(task_id, request.goal, chain, session_id, log)
         task.model = request.model
+        task.permissions = permissions
         self.tasks[task_id] = task
         task.emit(
             "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
@@ -150,7 +154,9 @@ class TaskManager:
                 "model": task.model,
             }
         )
-        run = self.gateway.start_run(RunRequest(request, task_id=task.task_id))
+        run = self.gateway.start_run(
+            RunRequest(request, task_id=task.task_id, permissions=task.permissions)
+        )
         task.children.append(run)
         async for event in run.watch():
             if event is not None:

@@ -51,6 +51,9 @@ class ToolDispatcher:
     def register(self, name: str, implementation: Implementation) -> None:
         self._implementations[name] = implementation
 
+    def implementation(self, name: str) -> Implementation | None:
+        return self._implementations.get(name)
+
     def unregister(self, name: str) -> None:
         self._implementations.pop(name, None)
 

@@ -73,9 +73,10 @@ def test_notebook_read_whole_result_is_bounded(ws: Workspace, server_root: Path)
 def test_notebook_read_errors(ws: Workspace, server_root: Path, tmp_path: Path) -> None:
     missing = notebook_read(ws, "nope.ipynb")
     assert not missing.ok and "does not exist under the server root" in missing.output
-    (server_root / "bad.ipynb").write_text("{not json")
+    (server_root / "bad.ipynb").write_text("sk-secret-0123456789abcdef not json")
     bad = notebook_read(ws, "bad.ipynb")
     assert not bad.ok and "'bad.ipynb' is not a valid notebook" in bad.output
+    assert "sk-secret" not in bad.output  # the parser's message quotes the file's bytes
     assert "leaves the server root" in notebook_read(ws, "../x.ipynb").output
     assert "absolute" in notebook_read(ws, "/etc/passwd").output
     write_notebook(tmp_path / "outside.ipynb")
