@@ -118,6 +118,17 @@ async def test_mcp_ask_of_a_caller_without_contents_and_kernels_reaches_neither(
     assert_refused(run_events(gateway, run_id))
 
 
+async def test_a_facade_completion_carries_the_callers_permissions(
+    server: Server, gateway: Any, jp_serverapp: Any, jp_root_dir: Path, tmp_path: Path
+) -> None:
+    path = await notebook_with_kernel(jp_serverapp, jp_root_dir)
+    script(gateway, tmp_path, *reaching_turns(path))
+    body = {"messages": [{"role": "user", "content": "read my notebook"}]}
+    response = await server.post("/resolve/v1/chat/completions", body)
+    assert response.status_code == 200, response.text
+    assert_refused(run_events(gateway, response.headers["X-Resolve-Run-Id"]))
+
+
 async def test_a_tasks_steps_carry_its_starters_permissions(
     server: Server, gateway: Any, jp_root_dir: Path, tmp_path: Path
 ) -> None:
@@ -168,9 +179,13 @@ async def test_hidden_notebooks_are_refused_as_the_contents_api_refuses_them(
 async def test_no_error_quotes_a_files_bytes(
     server: Server, gateway: Any, jp_root_dir: Path, tmp_path: Path
 ) -> None:
-    (jp_root_dir / "apikeys.txt").write_text(f"{SECRET}\n")
+    (jp_root_dir / ".private").mkdir()
+    (jp_root_dir / ".private" / "apikeys.txt").write_text(f"{SECRET}\n")
     (jp_root_dir / "keys.ipynb").write_text(f"{SECRET}\n")
-    paths = ("apikeys.txt", "keys.ipynb")
+    # an MCP server's own stderr log, kept under the root's .resolve/ (health shows it redacted)
+    (jp_root_dir / ".resolve" / "mcp").mkdir(parents=True, exist_ok=True)
+    (jp_root_dir / ".resolve" / "mcp" / "time.stderr.log").write_text(f"token={SECRET}\n")
+    paths = (".private/apikeys.txt", "keys.ipynb", ".resolve/mcp/time.stderr.log")
     script(gateway, tmp_path, *(call("notebook_read", path=p) for p in paths), {"content": "ok"})
     stream = await server.chat("read them")
     answers = [c["output"] for c in stream.of("tool.completed")]
@@ -179,5 +194,5 @@ async def test_no_error_quotes_a_files_bytes(
             result = await client.call_tool("notebook_read", {"path": path})
             assert result.is_error is True
             answers.append(result.content[0].text)  # type: ignore[union-attr]
-    assert len(answers) == 4 and "is not a notebook" in answers[0], answers
+    assert len(answers) == 6 and "is not a notebook" in answers[0], answers
     assert all(SECRET[:8] not in answer for answer in answers), answers
