@@ -7,7 +7,7 @@
     PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace;
     @name describes that variable to the model)
 
-    %resolve tools | souls | runs | status | cancel [RUN] | replay RUN
+    %resolve tools | souls | runs [--before CURSOR] | status | cancel [RUN] | replay RUN
     %resolve history | forget
 
 Consecutive calls continue one session (the server keeps its conversation; its scratch kernel
@@ -34,6 +34,7 @@ from .line import Options, interpolate, parse_options
 from .markdown import show_markdown, table
 from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
+from .runs_list import show_runs, wants_listing
 from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
 from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
@@ -239,7 +240,9 @@ class ResolveMagics(Magics):
     def _subcommand(self, words: list[str]) -> bool:
         """Run ``words`` as a subcommand; False when they are a prompt instead."""
         name, args = words[0], words[1:]
-        if name in ("tools", "souls", "runs", "status", "history", "forget") and args:
+        if name in ("tools", "souls", "status", "history", "forget") and args:
+            return False
+        if name == "runs" and not wants_listing(args):
             return False
         if name == "cancel" and len(args) > 1:
             return False
@@ -304,28 +307,8 @@ class ResolveMagics(Magics):
         rows = [[str(s.get(k, "")) for k in keys] for s in listed if isinstance(s, dict)]
         show_markdown(*table(rows, ["soul", "role", "description"], code=1))
 
-    def _runs(self, client: ResolveClient) -> None:
-        runs = client.get_json("resolve/api/runs").get("runs", [])
-        rows = []
-        for run in runs:
-            mine = " ←" if run.get("session_id") == self.session_id else ""
-            try:
-                at = time.localtime(float(run.get("started_at") or 0))
-            except (TypeError, ValueError, OverflowError, OSError):
-                at = time.localtime(0)
-            prompt = " ".join(str(run.get("prompt") or "").split())
-            rows.append(
-                [
-                    str(run.get("run_id", "")),
-                    str(run.get("session_id", "")) + mine,
-                    time.strftime("%H:%M:%S", at),
-                    str(run.get("reason") or run.get("status", "")),
-                    prompt if len(prompt) <= 60 else prompt[:59] + "…",
-                ]
-            )
-        note = "\n\n← this kernel's session" if self.session_id else ""
-        markdown, plain = table(rows, ["run", "session", "started", "state", "asked"], code=1)
-        show_markdown(markdown + note, plain + note)
+    def _runs(self, client: ResolveClient, *args: str) -> None:
+        show_runs(client, self.session_id, args[1] if args else None)
 
     def _status(self, client: ResolveClient) -> None:
         health = client.get_json("resolve/api/health")
