@@ -29,6 +29,7 @@ class ChatHandler(ResolveHandler):
         request = self.parse(ChatRequest)
         if request.attachments or request.notebook:
             await self.require("read", "contents")  # their bytes go into the session's context
+            await self.check_visible(request)
         if any(m.description is None for m in request.mentions):
             await self.require("execute", "kernels")  # described in the notebook's kernel
             request = await describe_mentions(self.gateway, request)
@@ -36,6 +37,17 @@ class ChatHandler(ResolveHandler):
         permissions = await self.run_permissions()
         run = self.gateway.start_run(RunRequest(request, permissions=permissions))
         await self.stream_run(run)
+
+    async def check_visible(self, request: ChatRequest) -> None:
+        """A file the contents manager would not serve (hidden, ``hide_globs``) is not put
+        into a session either: a 404 as ``/api/contents`` answers."""
+        user = self.gateway.user_kernels
+        if user is None:
+            return
+        for path in request.attachments:
+            await user.check_visible(path, "attachments")
+        if request.notebook:
+            await user.check_visible(request.notebook, "notebook")
 
 
 class RunsHandler(ResolveHandler):

@@ -80,14 +80,31 @@ class UserKernels:
         model = await self.notebook_model(notebook_path(value), content=True)
         return dict(model["content"])
 
+    async def check_visible(self, value: str, what: str) -> None:
+        """NotFound unless the contents manager shows ``value`` (a chat's attachment or
+        notebook): missing, hidden (unless ``allow_hidden``) or matched by ``hide_globs``."""
+        path = value.replace("\\", "/").strip("/")
+        if not await self._shown(path):
+            raise NotFound(f"{what}: no file '{value}' under the server root")
+
+    async def _shown(self, path: str) -> bool:
+        contents = self.contents
+        if not all(contents.should_list(part) for part in PurePosixPath(path).parts):
+            return False
+        try:
+            if not contents.allow_hidden and await ensure_async(contents.is_hidden(path)):
+                return False
+            return bool(await ensure_async(contents.exists(path)))
+        except HTTPError:  # e.g. a path that leaves the root
+            return False
+
     async def notebook_model(self, path: str, *, content: bool) -> dict[str, Any]:
         """The contents manager's model of the notebook at ``path`` (a checked path): hidden
         files (unless ``allow_hidden``), ``hide_globs`` and custom managers apply as for
         ``GET /api/contents``. Errors name the path, never the file's bytes."""
         contents = self.contents
         missing = NotFound(f"notebook: no notebook '{path}' under the server root")
-        hidden = not contents.allow_hidden and await ensure_async(contents.is_hidden(path))
-        if hidden or not all(contents.should_list(part) for part in PurePosixPath(path).parts):
+        if not await self._shown(path):
             raise missing
         try:
             model = await ensure_async(contents.get(path, content=content, type="notebook"))

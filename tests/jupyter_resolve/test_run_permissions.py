@@ -196,3 +196,25 @@ async def test_no_error_quotes_a_files_bytes(
             answers.append(result.content[0].text)  # type: ignore[union-attr]
     assert len(answers) == 6 and "is not a notebook" in answers[0], answers
     assert all(SECRET[:8] not in answer for answer in answers), answers
+
+
+@pytest.mark.parametrize("authorizer", [None])
+async def test_hidden_files_are_not_attached_to_a_chat(
+    server: Server, gateway: Any, jp_root_dir: Path, tmp_path: Path
+) -> None:
+    (jp_root_dir / ".private").mkdir()
+    (jp_root_dir / ".private" / "apikeys.txt").write_text(f"{SECRET}\n")
+    (jp_root_dir / "notes.txt").write_text("shown\n")
+    assert (await server.get("/api/contents/.private/apikeys.txt")).status_code == 404
+    script(gateway, tmp_path, {"content": "ok"})
+    for body in (
+        {"attachments": [".private/apikeys.txt"]},
+        {"attachments": ["notes.txt", ".private/../.private/apikeys.txt"]},
+        {"notebook": ".private/x.ipynb"},
+    ):
+        chat = {"messages": [{"role": "user", "content": "read"}], **body}
+        response = await server.post("/resolve/api/chat", chat)
+        assert response.status_code == 404, response.text
+        assert SECRET not in response.text
+    stream = await server.chat("read", attachments=["notes.txt"])  # a shown file still goes in
+    assert stream.of("run.completed")[0]["reason"] == "stop"
