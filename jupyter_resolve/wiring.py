@@ -15,6 +15,7 @@ from typing import Protocol
 
 from .config import Resolve
 from .mcp.catalog import McpTools
+from .notebook.binding import python_binder
 from .notebook.proposals import Proposals
 from .notebook.tools import NotebookHost, register_notebook_tools
 from .providers import make_provider
@@ -120,7 +121,7 @@ def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) ->
         kernel_name=config.scratch_kernel_name,
     )
     tools = ToolDispatcher()
-    register_builtin_tools(tools, host)
+    register_builtin_tools(tools, host, python_binder(host, root_dir))
     register_notebook_tools(tools, host)
     mcp = McpTools(
         config.mcp_servers,

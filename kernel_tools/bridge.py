@@ -202,3 +202,32 @@ def open_direct(bind: str) -> str:
     from .direct import open_channel
 
     return open_channel(bind)
+
+
+def bind(folder: str | None) -> None:
+    """Bind the kernel to a notebook's folder, its files read-only (notebook_folder.py), or
+    with None back to ``work/``."""
+    from .notebook_folder import bind as bind_folder
+
+    if _workspace is None:
+        raise ValueError("bind: the tool bridge is not installed in this kernel")
+    bind_folder(_workspace.session_dir, _workspace.server_root, folder)
+
+
+def load_snapshots(files: dict[str, str]) -> None:
+    """Put each snapshot (``{variable name: file in context/snapshots/}``) into the agent's
+    namespace under its name; a value that does not load is named on stdout (a note for the
+    model), the others load."""
+    from .notebook_folder import load_snapshot
+
+    if _workspace is None:
+        raise ValueError("load_snapshots: the tool bridge is not installed in this kernel")
+    namespace = getattr(_ipython(), "user_ns", None)
+    if namespace is None:
+        return
+    folder = os.path.join(_workspace.context, "snapshots")
+    for name, file in files.items():
+        try:
+            namespace[name] = load_snapshot(os.path.join(folder, os.path.basename(file)))
+        except Exception as exc:
+            print(f"[@{name} is not in your namespace: {type(exc).__name__}: {exc}]")

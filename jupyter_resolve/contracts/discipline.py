@@ -7,6 +7,7 @@ leaves the person with nothing to act on.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 
 
@@ -31,3 +32,37 @@ def tool_discipline(tool_names: Sequence[str]) -> str:
             "left uncertain.",
         ]
     )
+
+
+FILE_TOOLS = ("read_file", "write_file", "edit_file", "list_dir", "search_files")
+
+
+def notebook_discipline(
+    notebook: str, work: str, tool_names: Sequence[str], variables: Sequence[str] = ()
+) -> str:
+    """The discipline's lines for a notebook chat's python (DESIGN 5): it reads beside the
+    notebook, read-only, and writes to ``work`` (the absolute path of the session's work/);
+    ``variables``: the mentioned ones already in its namespace. Empty without python."""
+    if "python" not in tool_names:
+        return ""
+    folder = posixpath.dirname(notebook) or "the server root"
+    lines = [
+        f"- This chat is about the notebook {notebook}. Your python code runs in its folder "
+        f"({folder}): read the person's files by the paths the notebook uses (relative paths as "
+        "in the notebook, e.g. pd.read_csv('data.csv') for a file beside it).",
+        "- The person's files are read-only to you: write what you make under "
+        f"{work}/ (e.g. open('{work}/result.csv', 'w')); a write anywhere else is refused.",
+    ]
+    if variables:
+        names = ", ".join(variables)
+        lines.append(
+            f"- The variables the person mentioned ({names}) are already defined in your python "
+            "namespace, as copies: use them by name; changing them changes nothing in the "
+            "person's notebook."
+        )
+    if any(name in tool_names for name in FILE_TOOLS):
+        lines.append(
+            "- The file tools (read_file, list_dir, ...) work in your workspace (work/ and "
+            "context/), not in the notebook's folder: read the person's files with python."
+        )
+    return "\n".join(lines)

@@ -187,12 +187,13 @@ async def snapshot_variable(host: NotebookHost, request: ToolCallRequest) -> Too
         ok=True,
         output=f"{args.name} saved as context/snapshots/{written.name} ({answer['format']}, "
         f"{size} bytes, sha256 {digest}); read it in the python tool, e.g. "
-        + _loader(answer["format"], written.name),
+        + _loader(answer["format"], workspace.context / "snapshots" / written.name),
     )
 
 
-def _loader(fmt: str, name: str) -> str:
-    path = f"'../context/snapshots/{name}'"
+def _loader(fmt: str, file: Path) -> str:
+    # absolute: a notebook chat's python runs in the notebook's folder, not in work/
+    path = repr(str(file))
     return {
         "parquet": f"pandas.read_parquet({path})",
         "npy": f"numpy.load({path})",

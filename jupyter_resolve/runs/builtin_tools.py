@@ -15,7 +15,7 @@ from ..scratch.kernels import ScratchKernelUnavailable
 from ..scratch.pool import ScratchKernels
 from ..tools.catalog import TRUSTED_TOOLS, implemented_names
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
-from ..tools.kernel import run_bridged, run_python
+from ..tools.kernel import PythonBinder, PythonBinding, run_bridged, run_python
 from ..tools.web_fetch import web_fetch
 from .manager import RunManager
 from .request import RunRequest
@@ -43,41 +43,53 @@ class ToolHost(Protocol):
     def start_run(self, request: RunRequest) -> Run: ...
 
 
-def register_builtin_tools(tools: ToolDispatcher, host: ToolHost) -> None:
-    """Register every builtin and the run's trusted tools on ``tools``."""
+def register_builtin_tools(
+    tools: ToolDispatcher, host: ToolHost, bind_python: PythonBinder | None = None
+) -> None:
+    """Register every builtin and the run's trusted tools on ``tools``; ``bind_python`` says
+    where a run's python reads and what it loads (a notebook chat's: notebook/binding.py)."""
     for name in implemented_names():
         if name not in TRUSTED_TOOLS:
-            tools.register(name, kernel_tool(host, name))
+            tools.register(name, kernel_tool(host, name, bind_python))
     tools.register("web_fetch", bind(host, fetch))
     tools.register("artifacts.promote", bind(host, promote))
     tools.register("subagents.delegate", bind(host, delegate))
 
 
-def kernel_tool(host: ToolHost, name: str) -> Implementation:
+def kernel_tool(
+    host: ToolHost, name: str, bind_python: PythonBinder | None = None
+) -> Implementation:
     """A builtin run in the scratch kernel of the run's session."""
 
     async def call(request: ToolCallRequest) -> ToolResult:
         try:
-            return await _run_in_kernel(host, name, request)
+            return await _run_in_kernel(host, name, request, bind_python)
         except ScratchKernelUnavailable as exc:  # no kernel to run it in: the model is told why
             return ToolResult(ok=False, output=f"{name}: {exc}")
 
     return call
 
 
-async def _run_in_kernel(host: ToolHost, name: str, request: ToolCallRequest) -> ToolResult:
+async def _run_in_kernel(
+    host: ToolHost, name: str, request: ToolCallRequest, bind_python: PythonBinder | None
+) -> ToolResult:
     """The call in the session's kernel; what it prints and displays meanwhile goes to the
     run's clients as ``tool.output`` (runs/tool_output.py), all of it before tool.completed."""
     run = host.runs.get(request.run_id)
     kernel = await host.kernels.get(run.session_id)
     timeout = host.config.tool_timeout
-    live = LiveOutput(run.emit_all, request.call_id)
+    call_id = request.call_id
+    live = LiveOutput(run.emit_all, call_id)
     try:
         if name == "python":
             code = request.arguments.get("code")
             if not isinstance(code, str):
                 return ToolResult(ok=False, output="python: 'code' must be a string")
-            return await run_python(kernel, code, timeout, live.add)
+            bound = PythonBinding() if bind_python is None else await bind_python(run, call_id)
+            result = await run_python(kernel, code, timeout, live.add, bound.folder, bound.preload)
+            if bound.notes:
+                result.output = "\n".join([*bound.notes, result.output])
+            return result
         arguments = dict(request.arguments)
         if name == "shell":
             arguments.setdefault("timeout", timeout)

@@ -23,6 +23,7 @@ from ..contracts.context import (
     estimate,
     tools_tokens,
 )
+from ..contracts.discipline import notebook_discipline
 from ..contracts.errors import BadRequest, Unavailable
 from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
@@ -158,7 +159,7 @@ def _assemble(
         run_id=new_id("run"),
         model=plan.model,
         tools=plan.tools,
-        discipline=plan.toolset.discipline(plan.names),
+        discipline=_discipline(host, chat, plan),
         soul_prompt=plan.soul.system_prompt() if plan.soul else "",
         rounds=plan.limits.rounds,
         instructions=plan.instructions,
@@ -173,6 +174,18 @@ def _assemble(
             raise BadRequest(f"mentions: {', '.join(undescribed)} not described")
         body.message = mention_block(body.message, chat.mentions)
     return body, assembly
+
+
+def _discipline(host: RunHost, chat: ChatRequest, plan: _Plan) -> str:
+    """The tool set's discipline, and a notebook chat's lines on where its python reads and
+    writes (notebook/binding.py binds the kernel the same way)."""
+    text = plan.toolset.discipline(plan.names)
+    if chat.notebook is None or not plan.permissions.contents_read:
+        return text
+    work = host.kernels.workspace(plan.session_id, create=False).work
+    loaded = [m.name for m in chat.mentions] if "snapshot_variable" in plan.names else []
+    extra = notebook_discipline(chat.notebook, str(work), plan.names, loaded)
+    return f"{text}\n{extra}" if extra else text
 
 
 def _record(

@@ -66,3 +66,12 @@ def shipping_cell(session_dir: Path, server_root: Path) -> str:
         "del __resolve_ship\n"
         f"import {PACKAGE}.bridge as __resolve_bridge\n" + _install(session_dir, server_root)
     )
+
+
+def prepare_cell(folder: str | None, snapshots: dict[str, str]) -> str:
+    """Bind the bridge to a notebook's folder (None: back to ``work/``), then load snapshots
+    ``{variable name: file in context/snapshots/}`` into the namespace; literals only."""
+    cell = f"__resolve_bridge.bind({folder!r})\n"
+    if snapshots:
+        cell += f"__resolve_bridge.load_snapshots({snapshots!r})\n"
+    return cell

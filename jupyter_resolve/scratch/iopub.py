@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import zmq
 import zmq.asyncio
 from jupyter_client.session import DELIM, Session
+
+
+@dataclass
+class Execution:
+    """What one execute_request produced."""
+
+    stdout: str = ""
+    stderr: str = ""
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # display/execute_result data
+    error: str | None = None
+    timed_out: bool = False
+    died: bool = False
 
 
 @dataclass

@@ -3,9 +3,10 @@ server's kernel manager, so it never shows up among the user's notebook kernels)
 kernelspec ``c.Resolve.scratch_kernel_name``, with its provisioner (kernelspec.py). Tool calls
 reach it through its direct channel where it has one (direct.py), else as shell cells.
 
-It runs in its session's ``work/`` with an allowlisted environment: no Jupyter, hub or runtime
-tokens and no provider keys, so code the agent runs can neither read secrets nor approve its own
-calls. A kernel that dies is restarted; the call that died gets a clear error.
+It runs in its session's ``work/`` (a notebook chat's python: in the notebook's folder, its files
+read-only, kernel_tools/notebook_folder.py) with an allowlisted environment: no Jupyter, hub or
+runtime tokens and no provider keys, so code the agent runs can neither read secrets nor approve its
+own calls. A kernel that dies is restarted; the call that died gets a clear error.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,46 +29,16 @@ from kernel_tools.result import RESULT_MIME  # what the bridge publishes
 
 from . import bootstrap, direct
 from .direct import DirectChannel
-from .iopub import IOPubReader, KernelMessage, KernelOutput, live_output
-from .kernelspec import (
-    KernelChoice,
-    SandboxedKernelManager,
-    ScratchKernelUnavailable,
-)
+from .environment import kernel_environment
+from .iopub import Execution, IOPubReader, KernelMessage, KernelOutput, live_output
+from .kernelspec import KernelChoice, SandboxedKernelManager, ScratchKernelUnavailable
 from .sandbox import bwrap_prefix
 from .workspace import Workspace
 
-ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 OnOutput = Callable[[KernelOutput], None]
 """Takes what a running request prints or displays, as it comes (a call's live output)."""
-
-
-@dataclass
-class Execution:
-    """What one execute_request produced."""
-
-    stdout: str = ""
-    stderr: str = ""
-    outputs: list[dict[str, Any]] = field(default_factory=list)  # display/execute_result data
-    error: str | None = None
-    timed_out: bool = False
-    died: bool = False
-
-
-def kernel_environment(workspace: Workspace) -> dict[str, str]:
-    """The scratch kernel's whole environment: an allowlist, never the server's secrets."""
-    env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    kernel_tools_parent = Path(__file__).resolve().parents[2]
-    env.update(
-        HOME=str(workspace.home),
-        TMPDIR=str(workspace.tmp),
-        PYTHONPATH=str(kernel_tools_parent),
-        MPLBACKEND="module://matplotlib_inline.backend_inline",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
+Preload = dict[str, tuple[str, str]]  # snapshots for the namespace: name -> (file, sha256)
 
 
 class ScratchKernel:
@@ -102,12 +71,15 @@ class ScratchKernel:
         self.last_used = time.monotonic()
         self.restarts = 0
         self._lock = asyncio.Lock()
+        self._reads_from: str | None = None  # the folder python is bound to (None: work/)
+        self._loaded: dict[str, tuple[str, str]] = {}  # name -> (snapshot file, sha256)
 
     async def start(self) -> None:
         refusal = self.choice.refusal(self.sandbox)
         if refusal is not None:
             raise ScratchKernelUnavailable(refusal)
         self.workspace.create()
+        self._reads_from, self._loaded = None, {}  # a new kernel: in work/, nothing loaded
         if self.sandbox == "bwrap":  # the kernelspec's provisioner is local (refusal above)
             sandboxed = SandboxedKernelManager(kernel_name=self.choice.name, transport="ipc")
             if sandboxed.kernel_spec is not None:  # the spec is loaded once and kept
@@ -195,13 +167,43 @@ class ScratchKernel:
         return self.km is not None and bool(await self.km.is_alive())
 
     async def execute(
-        self, code: str, timeout: float, silent: bool = False, on_output: OnOutput | None = None
+        self,
+        code: str,
+        timeout: float,
+        silent: bool = False,
+        on_output: OnOutput | None = None,
+        reads_from: str | None = None,
+        preload: Preload | None = None,
     ) -> Execution:
         """Run ``code`` as a cell; on timeout the kernel is interrupted; on death it is
         restarted. Cancelled (the run ended), the code is interrupted — the kernel keeps its
         state — and the cancel goes on once the kernel is idle (restarted, should it not get
-        idle). ``on_output`` takes what the cell prints and displays while it runs."""
-        return await self._call(lambda: self._send_cell(code, silent), timeout, None, on_output)
+        idle). ``on_output`` takes what the cell prints and displays while it runs;
+        ``reads_from``, ``preload``: see :meth:`_prepare`."""
+        notes: list[str] = []
+
+        async def prepare() -> None:
+            notes.extend(await self._prepare(reads_from, preload or {}))
+
+        send = lambda: self._send_cell(code, silent)  # noqa: E731
+        result = await self._call(send, timeout, None, on_output, prepare)
+        result.stderr = "".join(f"{note}\n" for note in notes) + result.stderr
+        return result
+
+    async def _prepare(self, folder: str | None, preload: Preload) -> list[str]:
+        """Bind the kernel to ``folder`` (a notebook's, its files read-only; None: ``work/``),
+        load the snapshots ``{name: (file, sha256)}`` not yet loaded; the notes for the model
+        (a value that did not load, a folder this kernel cannot see)."""
+        missing = {k: v for k, v in preload.items() if self._loaded.get(k) != v}
+        if folder == self._reads_from and not missing:
+            return []
+        files = {name: file for name, (file, _) in missing.items()}
+        result = await self._silent(bootstrap.prepare_cell(folder, files))
+        if result.error or result.timed_out or result.died:
+            detail = (result.error or "no answer").strip().splitlines()[-1]
+            raise ScratchKernelUnavailable(f"the scratch kernel could not be prepared: {detail}")
+        self._reads_from, self._loaded = folder, {**self._loaded, **missing}
+        return [line for line in result.stdout.splitlines() if line]  # the bridge's notes
 
     async def bridge_call(
         self,
@@ -236,13 +238,16 @@ class ScratchKernel:
         timeout: float,
         until: str | None = None,
         on_output: OnOutput | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> Execution:
-        """One request, sent by ``send`` once the kernel is known alive; ``until``: a MIME type
-        whose first output ends the call."""
+        """One request, sent by ``send`` once the kernel is known alive (and ``prepare`` ran);
+        ``until``: a MIME type whose first output ends the call."""
         async with self._lock:
             self.last_used = time.monotonic()
             if not await self.alive():
                 await self._restart()
+            if prepare is not None:
+                await prepare()
             result = await self._execute(send, timeout, until, on_output)
             if result.died:
                 await self._restart()

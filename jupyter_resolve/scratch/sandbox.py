@@ -2,13 +2,14 @@
 
 Inside: the filesystem read-only; the session workspace (and the kernel's IPC socket folder)
 writable; the home, the temporary folders, ``/run/user``, the Jupyter runtime directory (the
-server's ``jpserver-<pid>.json`` holds its token) and the gateway's state folder hidden behind
-empty read-only mounts, while the Python installation, the import path and the server root stay
-readable. Own PID and IPC namespaces with a fresh ``/proc``, so agent code sees no other process
-(no ``/proc/<server>/environ``); no capabilities, even when the server runs as root; no network
-unless ``c.Resolve.sandbox_network``. Kernel messages go over IPC sockets, since the kernel has no
-loopback to the server. It narrows what agent code can reach; it is not a boundary against
-kernel exploits.
+server's ``jpserver-<pid>.json`` holds its token), the gateway's state folder and the hidden folders
+and files at the top of the server root hidden behind empty read-only mounts, while the Python
+installation, the import path and the server root stay readable (a notebook chat's python reads the
+person's files there, read-only: kernel_tools/notebook_folder.py). Own PID and IPC namespaces with a
+fresh ``/proc``, so agent code sees no other process (no ``/proc/<server>/environ``); no
+capabilities, even when the server runs as root; no network unless ``c.Resolve.sandbox_network``.
+Kernel messages go over IPC sockets, since the kernel has no loopback to the server. It narrows what
+agent code can reach; it is not a boundary against kernel exploits.
 """
 
 from __future__ import annotations
@@ -107,6 +108,28 @@ def _covered(path: Path, readable: set[Path], other: set[Path]) -> bool:
     return False
 
 
+def _dot_entries(server_root: Path, readable: set[Path]) -> tuple[set[Path], set[Path]]:
+    """The hidden folders and files at the top of the server root (``.git``, ``.ssh``, the
+    gateway's ``.resolve``), which agent code reading the person's files must not see; a
+    folder Python needs (a ``.venv`` holding the installation or the import path) stays."""
+    root = server_root.resolve()
+    needed = [p for p in readable if p != root and root in p.parents]
+    folders: set[Path] = set()
+    files: set[Path] = set()
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return folders, files
+    for entry in entries:
+        if not entry.name.startswith(".") or entry.is_symlink():
+            continue  # a link: bwrap would mount over its target, outside the root maybe
+        if entry.is_dir() and not any(p == entry or entry in p.parents for p in needed):
+            folders.add(entry)
+        elif entry.is_file():
+            files.add(entry)
+    return folders, files
+
+
 def bwrap_prefix(
     session: Path,
     server_root: Path,
@@ -142,6 +165,8 @@ def bwrap_prefix(
     # "/" is mounted read-only first; hiding it (a service user whose home is /) would hide all
     hidden.discard(Path("/"))
     readable.discard(Path("/"))
+    hidden_dirs, hidden_files = _dot_entries(server_root, readable)
+    hidden |= hidden_dirs
     writable = _existing_dirs([session, *([ipc_dir] if ipc_dir is not None else [])])
     readable = {p for p in readable if not _covered(p, readable, hidden | writable)}
     # Mounts apply in order, so sort by depth: a hidden folder empties everything under it, then
@@ -165,6 +190,8 @@ def bwrap_prefix(
     # tmpfs itself is remounted; the binds inside keep their own modes.
     for path in sorted(hidden):
         argv += ["--remount-ro", str(path)]
+    for path in sorted(hidden_files):  # emptied: a dot-file reads as nothing
+        argv += ["--ro-bind", "/dev/null", str(path)]
     argv += ["--chdir", str(session / "work")]
     if not network:
         argv.append("--unshare-net")

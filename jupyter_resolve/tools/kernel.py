@@ -3,10 +3,26 @@ the kernel_tools bridge."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..contracts.bodies import ToolResult
-from ..scratch.kernels import Execution, OnOutput, ScratchKernel
+from ..scratch.kernels import Execution, OnOutput, Preload, ScratchKernel
+
+
+@dataclass
+class PythonBinding:
+    """What one ``python`` call runs with: the folder it reads (a notebook chat's; None:
+    ``work/``), the snapshots it loads first, notes for the model (notebook/binding.py)."""
+
+    folder: str | None = None
+    preload: Preload = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+PythonBinder = Callable[[Any, str], Awaitable[PythonBinding]]
+"""Takes a run and the call's id: the binding of that run's python call."""
 
 RICH_TYPES = (
     "text/markdown",
@@ -53,9 +69,17 @@ def python_result(execution: Execution, timeout: float) -> ToolResult:
 
 
 async def run_python(
-    kernel: ScratchKernel, code: str, timeout: float, on_output: OnOutput | None = None
+    kernel: ScratchKernel,
+    code: str,
+    timeout: float,
+    on_output: OnOutput | None = None,
+    reads_from: str | None = None,
+    preload: Preload | None = None,
 ) -> ToolResult:
-    execution = await kernel.execute(code, timeout, on_output=on_output)
+    """One ``python`` call; ``reads_from`` and ``preload`` as for :meth:`ScratchKernel.execute`."""
+    execution = await kernel.execute(
+        code, timeout, on_output=on_output, reads_from=reads_from, preload=preload
+    )
     return python_result(execution, timeout)
 
 
