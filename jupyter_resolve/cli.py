@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,54 @@ class ReindexApp(JupyterApp):
         print(f"indexed {count} run(s) from {runs_dir} into {state_dir / FILE}")
 
 
+def state_dir_of(app: JupyterApp) -> Path:
+    """The server's state dir as ``c.Resolve.state_dir`` says, else ``.resolve`` here (these
+    commands run in the server root)."""
+    configured = Resolve(parent=app).state_dir
+    return Path(configured).expanduser() if configured else Path.cwd() / ".resolve"
+
+
+class McpTokenApp(JupyterApp):
+    """``jupyter resolve mcp-token create [NAME] | list | revoke ID``: MCP-scoped tokens."""
+
+    name = "jupyter-resolve-mcp-token"
+    description = (
+        "Make, list or revoke MCP-scoped tokens (accepted on /resolve/mcp only; they cannot "
+        "write files, run code in a kernel or decide a proposal): create [NAME] | list | revoke ID"
+    )
+    classes = [Resolve]  # noqa: RUF012
+
+    def initialize(self, argv: Any = None) -> None:
+        super().initialize(argv)
+        Application.load_config_file(self, "jupyter_server_config", path=self.config_file_paths)
+        self.update_config(self.cli_config)
+
+    def start(self) -> None:
+        from .contracts.errors import NotFound
+        from .mcp.tokens import TokenStore
+
+        store = TokenStore(state_dir_of(self))
+        action, *rest = self.extra_args or ["list"]
+        if action == "create" and len(rest) <= 1:
+            info, token = store.create(rest[0] if rest else "mcp client")
+            print(f"{info.id} ({info.name}): {token}")
+            print("Shown this once: give it to the MCP client as 'Authorization: Bearer <token>'.")
+        elif action == "list" and not rest:
+            for entry in store.tokens():
+                made = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created))
+                print(f"{entry.id}  {made}  {entry.name}")
+        elif action == "revoke" and len(rest) == 1:
+            try:
+                store.revoke(rest[0])
+            except NotFound as exc:
+                print(exc.message, file=sys.stderr)
+                self.exit(1)
+            print(f"revoked {rest[0]}")
+        else:
+            print(f"usage: jupyter resolve mcp-token {self.description.rsplit(': ', 1)[1]}")
+            self.exit(2)
+
+
 class ResolveCLI(JupyterApp):
     """jupyter-resolve commands. The server side runs as a server extension of `jupyter lab`."""
 
@@ -89,6 +138,7 @@ class ResolveCLI(JupyterApp):
     subcommands = {  # noqa: RUF012
         "check": (CheckApp, CheckApp.description),
         "reindex": (ReindexApp, ReindexApp.description),
+        "mcp-token": (McpTokenApp, McpTokenApp.description),
         "artifacts": (
             "jupyter_resolve.artifacts.app.ArtifactsApp",
             "List, show, verify, reindex and export promoted artifacts.",

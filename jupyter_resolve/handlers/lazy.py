@@ -31,7 +31,11 @@ LAZY_ROUTES: dict[str, list[tuple[str, str]]] = {
         ("/resolve/peer/a2a", "JsonRpcHandler"),
         ("/resolve/peer/invoke", "InvokeHandler"),
     ],
-    "jupyter_resolve.handlers.mcp": [(r"/resolve/mcp", "McpHandler")],
+    "jupyter_resolve.handlers.mcp": [
+        (r"/resolve/mcp", "McpHandler"),
+        (r"/resolve/api/mcp-tokens", "McpTokensHandler"),
+        (r"/resolve/api/mcp-tokens/(?P<token_id>[^/]+)", "McpTokenHandler"),
+    ],
 }
 
 STREAMED_BODY = frozenset(

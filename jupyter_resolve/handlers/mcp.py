@@ -6,6 +6,11 @@ execute, ``notebook_read`` ``contents`` read. POST carries one JSON-RPC message:
 is accepted (202), a ``tools/call`` is answered as an event stream (progress notifications while
 ``ask`` runs, then the response), anything else as JSON. GET offers no server stream (405);
 DELETE ends the session.
+
+An MCP-scoped token (``mcp/tokens.py``; ``Authorization: Bearer resolve-mcp-...``) is accepted
+here and nowhere else: under it only :data:`~..mcp.tokens.GRANTS` are allowed, so ``ask`` runs
+reach neither the server's files for writing nor a user's kernel, and ``notebook_propose`` only
+puts cells in front of a person. ``/resolve/api/mcp-tokens`` makes, lists and revokes them.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jupyter_server.auth.authorizer import Authorizer
+from jupyter_server.auth.identity import User
 from tornado import web
 from tornado.iostream import StreamClosedError
 
@@ -29,6 +36,7 @@ from ..mcp.server import (
     progress_notification,
     result,
 )
+from ..mcp.tokens import GRANTS, USER_PREFIX, CreateToken, TokenStore, listing
 from ..mcp.tools import WorkbenchTools
 from .base import ResolveHandler, authorized
 from .streaming import SSEWriter
@@ -36,8 +44,52 @@ from .streaming import SSEWriter
 SESSION_HEADER = "Mcp-Session-Id"
 
 
+class ScopedAuthorizer(Authorizer):
+    """What a request with an MCP-scoped token may do: :data:`GRANTS`, nothing else."""
+
+    def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:
+        return (action, resource) in GRANTS
+
+
+def token_store(handler: ResolveHandler) -> TokenStore:
+    store: TokenStore | None = handler.settings.get("resolve_mcp_tokens")
+    if store is None:
+        store = handler.settings["resolve_mcp_tokens"] = TokenStore(handler.gateway.state_dir)
+    return store
+
+
 class McpHandler(ResolveHandler):
     """The MCP endpoint: a handler adapting HTTP to :class:`McpServer`."""
+
+    _scoped_authorizer = ScopedAuthorizer()
+    _by_mcp_token = False
+
+    def mcp_token_user(self) -> User | None:
+        """The user of a request carrying a stored MCP-scoped token, else None."""
+        scheme, _, token = self.request.headers.get("Authorization", "").strip().partition(" ")
+        if scheme.lower() not in ("token", "bearer") or not token.strip():
+            return None
+        info = token_store(self).find(token.strip())
+        return None if info is None else User(username=USER_PREFIX + info.name)
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        user = self.mcp_token_user()
+        if user is None:
+            await super().prepare()  # Jupyter auth (the kernel token is not taken here)
+            return
+        if not self.check_host():
+            raise web.HTTPError(403)
+        # a header token is never sent by a browser on its own: no XSRF or origin check
+        self.current_user = self._jupyter_current_user = user
+        self._token_authenticated = True
+        self._by_mcp_token = True
+        self.set_cors_headers()
+
+    @property
+    def authorizer(self) -> Authorizer:
+        if self._by_mcp_token:
+            return self._scoped_authorizer
+        return super().authorizer
 
     @property
     def mcp(self) -> McpServer:
@@ -89,7 +141,10 @@ class McpHandler(ResolveHandler):
             return None
         if message.method == "tools/call":
             return await self.stream_call(session, message)
-        self.reply(200, await self.mcp.request(session, message, _no_progress, self.allowed))
+        answer = await self.mcp.request(
+            session, message, _no_progress, self.allowed, scoped=self._by_mcp_token
+        )
+        self.reply(200, answer)
 
     async def notified(self, session: Session, message: Message) -> None:
         """``notifications/cancelled`` for a running ``ask`` cancels its run."""
@@ -123,7 +178,9 @@ class McpHandler(ResolveHandler):
 
         try:
             sse.start()
-            response = await self.mcp.request(session, message, progress, self.allowed)
+            response = await self.mcp.request(
+                session, message, progress, self.allowed, scoped=self._by_mcp_token
+            )
             sse.data(response)
             await self.flush()
         except StreamClosedError:
@@ -152,4 +209,45 @@ async def _no_progress(text: str) -> None:
     return None
 
 
-routes: list[tuple[str, Any]] = [(r"/resolve/mcp", McpHandler)]
+class McpTokensHandler(ResolveHandler):
+    """``GET /resolve/api/mcp-tokens`` → ``{tokens: [{id, name, created}]}``; ``POST`` ``{name?}``
+    → ``{token, id, name, created}`` (the token shown this once). Managing tokens is ``resolve``
+    write, for a person: the kernel token is refused."""
+
+    def refuse_kernel_token(self) -> None:
+        if self._by_kernel_token:
+            raise web.HTTPError(403, "MCP tokens are managed by a person, not from a kernel")
+
+    @web.authenticated
+    @authorized("write")
+    async def get(self) -> None:
+        self.refuse_kernel_token()
+        self.answer({"tokens": [listing(t) for t in token_store(self).tokens()]})
+
+    @web.authenticated
+    @authorized("write")
+    async def post(self) -> None:
+        self.refuse_kernel_token()
+        body = self.parse(CreateToken)
+        info, token = token_store(self).create(body.name)
+        self.set_status(201)
+        self.answer({"token": token, **listing(info)})
+
+
+class McpTokenHandler(McpTokensHandler):
+    """``DELETE /resolve/api/mcp-tokens/{id}``: revoke (204; 404 for an unknown id)."""
+
+    @web.authenticated
+    @authorized("write")
+    async def delete(self, token_id: str) -> None:
+        self.refuse_kernel_token()
+        token_store(self).revoke(token_id)
+        self.set_status(204)
+        self.finish()
+
+
+routes: list[tuple[str, Any]] = [
+    (r"/resolve/mcp", McpHandler),
+    (r"/resolve/api/mcp-tokens", McpTokensHandler),
+    (r"/resolve/api/mcp-tokens/(?P<token_id>[^/]+)", McpTokenHandler),
+]

@@ -135,11 +135,18 @@ class McpServer:
         return self.sessions.pop(session_id or "", None) is not None
 
     async def request(
-        self, session: Session, message: Message, progress: Progress, allowed: Allowed
+        self,
+        session: Session,
+        message: Message,
+        progress: Progress,
+        allowed: Allowed,
+        *,
+        scoped: bool = False,
     ) -> dict[str, Any]:
-        """The response to a request of an open session (errors included)."""
+        """The response to a request of an open session (errors included); ``scoped``: made
+        with an MCP-scoped token (``mcp/tokens.py``)."""
         try:
-            value = await self._method(session, message, progress, allowed)
+            value = await self._method(session, message, progress, allowed, scoped)
         except RpcError as exc:
             return error(message.id, int(exc.code), exc.message)
         except ResolveError as exc:
@@ -147,7 +154,7 @@ class McpServer:
         return result(message.id, value)
 
     async def _method(
-        self, session: Session, message: Message, progress: Progress, allowed: Allowed
+        self, session: Session, message: Message, progress: Progress, allowed: Allowed, scoped: bool
     ) -> Any:
         method, params = message.method, message.params
         if method == "ping":
@@ -158,7 +165,7 @@ class McpServer:
             name, arguments = params.get("name"), params.get("arguments") or {}
             if not isinstance(name, str) or not isinstance(arguments, dict):
                 raise RpcError(INVALID_PARAMS, "tools/call needs 'name' and object 'arguments'")
-            return await self.tools.call(name, arguments, progress, allowed)
+            return await self.tools.call(name, arguments, progress, allowed, scoped=scoped)
         if method == "resources/list":
             return {"resources": self.tools.resources()}
         if method == "resources/templates/list":

@@ -46,6 +46,9 @@ MAX_RESOURCE_BYTES = 10 * 1024 * 1024
 LISTED_RUNS = 200
 READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 PROPOSE_NEEDS = (("execute", "resolve"), ("read", "contents"), ("execute", "kernels"))
+SCOPED_PROPOSE_NEEDS = (("execute", "resolve"), ("read", "contents"))
+"""What proposing needs under an MCP-scoped token, which never has ``kernels`` execute: its
+proposals only wait for a person, who decides (and runs) them with the person's own rights."""
 
 
 class AskArgs(BaseModel):
@@ -165,7 +168,13 @@ class WorkbenchTools:
         self.gateway = gateway
 
     async def call(
-        self, name: str, arguments: dict[str, Any], progress: Progress, allowed: Allowed
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress,
+        allowed: Allowed,
+        *,
+        scoped: bool = False,
     ) -> dict[str, Any]:
         try:
             if name == "ask":
@@ -176,7 +185,7 @@ class WorkbenchTools:
                 )
                 return await self.ask(AskArgs.model_validate(arguments), progress, permissions)
             if name == "notebook_propose":
-                for action, resource in PROPOSE_NEEDS:
+                for action, resource in SCOPED_PROPOSE_NEEDS if scoped else PROPOSE_NEEDS:
                     if not await allowed(action, resource):
                         return text_result(
                             f"notebook_propose: not authorized to {action} on {resource}",
