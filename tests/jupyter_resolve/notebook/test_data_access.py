@@ -209,3 +209,23 @@ def test_the_notebook_discipline_names_the_folder_and_the_work_path() -> None:
     assert "(df) are already defined" in text and "file tools" in text
     assert notebook_discipline("a.ipynb", "/s/work", ["python"]).count("\n- ") == 1
     assert notebook_discipline("a.ipynb", "/s/work", ["read_file"]) == ""
+
+
+@pytest.mark.parametrize("contents_read", [True, False])
+def test_python_reads_beside_the_notebook_only_with_contents_read(
+    tmp_path: Path, contents_read: bool
+) -> None:
+    """The folder is bound only for a run whose caller may read the server's files (an edge
+    that asked the Authorizer and was told no keeps its python in work/)."""
+    from jupyter_resolve.notebook.binding import notebook_folder
+    from jupyter_resolve.runs.run import Run
+
+    notebook = notebook_beside_data(tmp_path)
+    run = Run(run_id="run-1", session_id="s-1", soul=None, model="m", budget=1, log=None)
+    permissions = {"contents_read": contents_read, "contents_write": False}
+    run.emit("run.started", {"permissions": {**permissions, "kernels_execute": False}})
+    run.notebook = notebook
+    expected = str((tmp_path / "sub").resolve()) if contents_read else None
+    assert notebook_folder(tmp_path, run) == expected
+    run.notebook = None
+    assert notebook_folder(tmp_path, run) is None
