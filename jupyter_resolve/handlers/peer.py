@@ -258,7 +258,9 @@ class JsonRpcHandler(PeerHandler):
     @authorized("execute")
     async def serve_user_execute(self, call: jsonrpc.Call) -> None:
         # sending a message starts a job, cancelling stops one: both are execute on resolve
-        await self.respond(self.owner(), call)
+        owner = self.owner()
+        self.peers.jobs.user_permissions[owner] = await self.run_permissions()  # DESIGN 10.1
+        await self.respond(owner, call)
 
 
 routes: list[tuple[str, Any]] = [

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..config import Resolve
 from ..contracts.bodies import ChatMessage, ChatRequest
 from ..contracts.errors import BadRequest, Conflict, NotFound, TooManyRequests, Unavailable
+from ..contracts.permissions import RunPermissions
 from ..contracts.run_rows import RunQuery
 from ..runs.manager import RunManager, new_id
 from ..runs.request import RunRequest
@@ -150,6 +151,9 @@ class JobManager:
         self.gateway = gateway
         self.prompts: dict[str, str] = {}
         self.window = SubmitWindow(gateway.config.peer_submit_rate)
+        # a Jupyter login's contents/kernels permissions, as the Authorizer answered its latest
+        # request (handlers/peer.py); a peer's follow from its grant (runs/start.py)
+        self.user_permissions: dict[str, RunPermissions] = {}
 
     def check_rate(self, peer: str) -> None:
         """429 when ``peer`` submitted ``c.Resolve.peer_submit_rate`` jobs in the last minute
@@ -223,7 +227,10 @@ class JobManager:
         request = ChatRequest(
             messages=[ChatMessage(role="user", content=prompt)], soul=soul, session_id=session_id
         )
-        run = self.gateway.start_run(RunRequest(request, peer=peer, only_tools=tools))
+        permissions = self.user_permissions.get(peer, RunPermissions())
+        run = self.gateway.start_run(
+            RunRequest(request, peer=peer, only_tools=tools, permissions=permissions)
+        )
         self.prompts[run.run_id] = prompt
         while len(self.prompts) > KEEP_PROMPTS:
             del self.prompts[next(iter(self.prompts))]

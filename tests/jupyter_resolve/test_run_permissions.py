@@ -21,6 +21,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from tests.conftest import Server
 from tests.jupyter_resolve.mcp.test_mcp_server import connect
 from tests.jupyter_resolve.notebook.live import make_notebook, run_in_kernel
+from tests.jupyter_resolve.peer.peerclient import PEERS, rpc
 from tests.scripting import call, script
 
 pytestmark = pytest.mark.timeout(240)
@@ -218,3 +219,45 @@ async def test_hidden_files_are_not_attached_to_a_chat(
         assert SECRET not in response.text
     stream = await server.chat("read", attachments=["notes.txt"])  # a shown file still goes in
     assert stream.of("run.completed")[0]["reason"] == "stop"
+
+
+A2A_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+
+
+async def a2a_by_login(server: Server, gateway: Any) -> dict[str, Any]:
+    """``run.started`` of a job sent over A2A with the Jupyter token."""
+    request = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}
+    async with server.client() as client:
+        response = await client.post(
+            "/resolve/peer/a2a",
+            json={**request, "params": {"message": A2A_MESSAGE}},
+            headers=server.auth,
+        )
+    assert response.status_code == 200, response.text
+    started: dict[str, Any] = run_events(gateway, response.json()["result"]["task"]["id"])[0]
+    return dict(started["data"])
+
+
+@pytest.mark.parametrize("authorizer", [None])
+@pytest.mark.parametrize("resolve_config", [{"peer_secrets": PEERS}])
+async def test_an_a2a_job_of_a_permitted_login_is_offered_the_tools(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    script(gateway, tmp_path, {"content": "ok"})
+    login = await a2a_by_login(server, gateway)
+    assert login["permissions"] == ALL and set(GATED) <= set(login["tools"])
+
+
+@pytest.mark.parametrize(
+    "resolve_config", [{"peer_secrets": PEERS, "peer_tools": {"alpha": ["notebook_read"]}}]
+)
+async def test_a2a_jobs_carry_the_logins_permissions_or_the_peers_grant(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    script(gateway, tmp_path, {"content": "ok"}, {"content": "ok"})
+    login = await a2a_by_login(server, gateway)
+    assert login["permissions"] == NONE and not set(GATED) & set(login["tools"])
+    signed = await rpc(server, "SendMessage", {"message": A2A_MESSAGE})
+    peer = run_events(gateway, signed["result"]["task"]["id"])[0]["data"]
+    assert peer["permissions"] == {**NONE, "contents_read": True}  # what its grant implies
+    assert peer["tools"] == ["notebook_read"]
