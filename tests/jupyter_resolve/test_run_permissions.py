@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from jupyter_server.auth.authorizer import Authorizer
 
+from jupyter_resolve.contracts.run_rows import RunQuery
 from tests.conftest import Server
 from tests.jupyter_resolve.mcp.test_mcp_server import connect
 from tests.jupyter_resolve.notebook.live import make_notebook, run_in_kernel
@@ -261,3 +262,26 @@ async def test_a2a_jobs_carry_the_logins_permissions_or_the_peers_grant(
     peer = run_events(gateway, signed["result"]["task"]["id"])[0]["data"]
     assert peer["permissions"] == {**NONE, "contents_read": True}  # what its grant implies
     assert peer["tools"] == ["notebook_read"]
+
+
+@pytest.mark.parametrize(("authorizer", "expected"), [(None, ALL), (OnlyResolve, NONE)])
+async def test_a_delegated_run_carries_its_parents_permissions(
+    server: Server, gateway: Any, tmp_path: Path, expected: dict[str, bool]
+) -> None:
+    delegation = {
+        "name": "subagents.delegate",
+        "arguments": {"soul": "data-analysis", "prompt": "x"},
+    }
+    script(
+        gateway,
+        tmp_path,
+        {"soul": "specialist", "content": "", "tool_calls": [delegation]},
+        {"soul": "specialist", "content": "done"},
+        {"soul": "data-analysis", "content": "3 rows"},
+    )
+    stream = await server.chat("delegate", soul="specialist")
+    assert stream.of("tool.completed")[0]["ok"] is True
+    parent = stream.of("run.started")[0]
+    child = next(r for r in gateway.runs.page(RunQuery()).runs if r.soul == "data-analysis")
+    started = run_events(gateway, child.run_id)[0]["data"]
+    assert parent["permissions"] == started["permissions"] == expected
