@@ -45,6 +45,16 @@ def notebook_path(value: str) -> str:
     return path.as_posix()
 
 
+def _climbs_out(path: PurePosixPath) -> bool:
+    """Whether ``path``'s ``..`` parts, taken literally, climb above its start."""
+    depth = 0
+    for part in path.parts:
+        depth += -1 if part == ".." else 0 if part == "." else 1
+        if depth < 0:
+            return True
+    return False
+
+
 @dataclass
 class CellRun:
     """One accepted code cell run in the notebook's kernel."""
@@ -83,8 +93,11 @@ class UserKernels:
     async def check_visible(self, value: str, what: str) -> None:
         """NotFound unless the contents manager shows ``value`` (a chat's attachment or
         notebook): missing, hidden (unless ``allow_hidden``) or matched by ``hide_globs``."""
-        path = value.replace("\\", "/").strip("/")
-        if not await self._shown(path):
+        path = value.replace("\\", "/")
+        if PurePosixPath(path).is_absolute() or _climbs_out(PurePosixPath(path)):
+            # a path that leaves the root is bad input (400), not a missing file
+            raise BadRequest(f"{what}: '{value}' leaves the server root ('..' above it)")
+        if not await self._shown(path.strip("/")):
             raise NotFound(f"{what}: no file '{value}' under the server root")
 
     async def _shown(self, path: str) -> bool:
