@@ -1,5 +1,6 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
 import { IProposedCell } from './events';
+import { readPages } from './pages';
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
 import { IModels, validateModels } from './status';
@@ -14,6 +15,7 @@ import {
   validateArtifact,
   validateArtifacts,
   validateHealth,
+  validateNext,
   validateProposalAnswer,
   validateRuns,
   validateSouls,
@@ -109,10 +111,25 @@ export function taskEvents(
   });
 }
 
-/** `GET resolve/api/runs`. */
-export async function runs(sessionId?: string): Promise<IRunInfo[]> {
-  const query = sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : '';
-  return validateRuns(await requestJSON(`runs${query}`));
+/** The most runs a page of `GET resolve/api/runs` holds (the server's largest page). */
+const RUNS_PAGE = 200;
+
+/**
+ * `GET resolve/api/runs`, which the server pages newest first. A session's runs are read to the
+ * last page, so each of its turns is there; every run's listing stops after `pages` pages.
+ */
+export function runs(sessionId?: string, pages = sessionId ? Infinity : 1): Promise<IRunInfo[]> {
+  return readPages(async before => {
+    const query = new URLSearchParams({ limit: String(RUNS_PAGE) });
+    if (sessionId) {
+      query.set('session_id', sessionId);
+    }
+    if (before) {
+      query.set('before', before);
+    }
+    const body = await requestJSON(`runs?${query}`);
+    return { rows: validateRuns(body), next: validateNext(body) };
+  }, pages);
 }
 
 /** `POST resolve/api/runs/{id}/cancel`. */

@@ -56,6 +56,11 @@ export function validateRuns(body: unknown): IRunInfo[] {
     }));
 }
 
+/** The cursor of the page after this one of `GET resolve/api/runs` (null: the last page). */
+export function validateNext(body: unknown): string | null {
+  return isObject(body) && typeof body.next === 'string' && body.next ? body.next : null;
+}
+
 /** Whether agent code runs under the sandbox, as `/resolve/api/health` says. */
 export interface ISandbox {
   readonly kind: 'bwrap' | 'none';

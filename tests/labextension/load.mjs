@@ -13,6 +13,7 @@ export const media = require(built + 'media.js');
 export const settings = require(built + 'settings.js');
 export const state = require(built + 'state.js');
 export const mentions = require(built + 'mentions.js');
+export const pages = require(built + 'pages.js');
 export const diff = require(built + 'diff.js');
 export const proposal = require(built + 'proposal.js');
 export const transcript = require(built + 'transcript.js');
