@@ -13,7 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chain, concurrency, context, cpu, footprint, magics, run_index, run_start, tools
+from . import (
+    chain,
+    concurrency,
+    context,
+    cpu,
+    footprint,
+    magics,
+    prefix_cache,
+    run_index,
+    run_start,
+    tools,
+)
 from .core import Context, Figure
 
 Metric = Callable[[Context], list[Figure]]
@@ -33,6 +44,7 @@ METRICS: dict[str, Metric] = {
     "context": context.context_assembly,
     "run_start": run_start.run_start,
     "run_index": run_index.run_index,
+    "prefix_cache": prefix_cache.prefix_cache,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first

@@ -45,12 +45,14 @@ def assemble_chat(
     window: int = 0,
     ratio: float = 1.0,
     summarize: bool = False,
+    elided_tools: int = 0,
 ) -> tuple[AgentChatBody, Assembly | None]:
     """Translate a client chat request into the runtime's ``/chat`` body.
 
     A request that :func:`continues_session` gets ``transcript`` (fitted to ``window`` tokens,
     the model family's default when 0) as its history; the :class:`Assembly` says what fitting
-    did; with ``summarize``, room is kept for a summary of the turns it drops. Any other
+    did; with ``summarize``, room is kept for a summary of the turns it drops; the first
+    ``elided_tools`` tool messages stay elided as the session's last step left them. Any other
     request's history is exactly what it sent (the Assembly is None).
     Raises :class:`BadRequest` when there is no user message to answer.
     """
@@ -77,6 +79,7 @@ def assemble_chat(
             window=fitted_window,
             ratio=ratio,
             summary_room=room,
+            elided_tools=elided_tools,
         )
         history = assembly.history
     else:

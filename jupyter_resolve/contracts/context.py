@@ -9,6 +9,12 @@ first (the call stays, with a one-line note and the pointers found in the output
 file paths), then the oldest whole turns are dropped (step 2, their summary by the model, is the
 run's: :mod:`.compaction`). A call and its result are never split and the new message is never
 cut.
+
+Fitting sheds in steps, so that each prompt extends the one before and a provider's prefix
+cache keeps working (DESIGN 10.6): over the budget, outputs are elided down to ``LOW_WATER`` of
+it, and that state (``elided_tools``: the first n tool messages are elided) is applied as it is
+to every later round and turn until the budget is crossed again. The caller keeps the count
+(the run and its log); nothing earlier in a prompt changes between two steps.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ CHARS_PER_TOKEN = 4.0
 MESSAGE_OVERHEAD = 4  # tokens of role and framing per message
 RATIO_BOUNDS = (0.5, 2.0)
 ELIDE_ABOVE = 200  # outputs shorter than this are kept (the note would be as long)
+LOW_WATER = 0.5  # a step sheds down to this share of the budget: room for several more rounds
+ELIDED_MARK = "[output elided: "
 MAX_POINTERS = 8
 POINTER_SCAN = 500
 
@@ -149,6 +157,7 @@ class Assembly:
     after_tokens: int
     budget: int
     elided: int = 0
+    elided_tools: int = 0  # the first n tool messages of ``history`` are elided (the state)
     dropped_turns: int = 0
     dropped: list[Message] = field(default_factory=list)  # the messages of the dropped turns
     pointers: list[str] = field(default_factory=list)
@@ -172,6 +181,7 @@ class Assembly:
             "after_tokens": self.after_tokens,
             "turns": self.dropped_turns,
             "elided": self.elided,
+            "elided_tools": self.elided_tools,
             "note": note,
             "summary": note,
         }
@@ -197,31 +207,59 @@ def pointers(output: str) -> list[str]:
 def elide(message: Message) -> Message:
     """A tool message with its output replaced by a one-line note and its pointers."""
     output = str(message.get("content") or "")
-    note = f"[output elided: {len(output)} chars]"
+    note = f"{ELIDED_MARK}{len(output)} chars]"
     named = pointers(output)
     if named:
         note += " pointers: " + ", ".join(named)
     return {**message, "content": note}
 
 
+def _elidable(message: Message) -> bool:
+    content = str(message.get("content") or "")
+    return (
+        message.get("role") == "tool"
+        and len(content) > ELIDE_ABOVE
+        and not content.startswith(ELIDED_MARK)
+    )
+
+
+def _elide_leading(messages: list[Message], count: int) -> None:
+    """Elide the outputs of the first ``count`` tool messages (in place): the state a step
+    left, applied again to a later round's or turn's request."""
+    seen = 0
+    for i, m in enumerate(messages):
+        if seen >= count:
+            break
+        if m.get("role") == "tool":
+            seen += 1
+            if _elidable(m):
+                messages[i] = elide(m)
+
+
+def _tools_through(messages: Sequence[Message], index: int) -> int:
+    """How many tool messages are at or before ``index``."""
+    return sum(1 for m in messages[: index + 1] if m.get("role") == "tool")
+
+
 def _elide_oldest(
     messages: list[Message], costs: list[int], total: int, budget: int, end: int, ratio: float
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """Elide tool outputs before ``end``, oldest first, until ``total`` fits ``budget``
-    (``messages`` and ``costs`` change in place); the new total and how many were elided."""
-    elided = 0
+    (``messages`` and ``costs`` change in place); the new total, how many were elided and the
+    index of the last one elided (-1: none)."""
+    elided, last = 0, -1
     for i in range(end):
         if total <= budget:
             break
         m = messages[i]
-        if m.get("role") != "tool" or len(str(m.get("content") or "")) <= ELIDE_ABOVE:
+        if not _elidable(m):
             continue
         messages[i] = elide(m)
         cost = message_tokens(messages[i], ratio)
         total -= costs[i] - cost
         costs[i] = cost
-        elided += 1
-    return total, elided
+        elided, last = elided + 1, i
+    return total, elided, last
 
 
 def _turn_starts(messages: Sequence[Message]) -> list[int]:
@@ -238,25 +276,36 @@ def fit(
     window: int,
     ratio: float = 1.0,
     summary_room: int = 0,
+    elided_tools: int = 0,
 ) -> Assembly:
-    """Fit the transcript into ``window`` minus the answer's room (see the module doc). When
+    """Fit the transcript into ``window`` minus the answer's room (see the module doc), the
+    first ``elided_tools`` tool messages elided as the session's last step left them. When
     turns must be dropped, ``summary_room`` more tokens are freed for the summary that will
-    stand in for them, and they are dropped down to three quarters of the budget."""
+    stand in for them, and they are dropped down to ``LOW_WATER`` of the budget."""
     budget = window - answer_room(window)
     history = list(transcript)
+    _elide_leading(history, elided_tools)
     costs = [message_tokens(m, ratio) for m in history]
     fixed = estimate(system, (), message, tools, ratio)
     total = fixed + sum(costs)
-    assembly = Assembly(history, total, total, budget)
-    if total <= budget or not history:
+    tools_in = _tools_through(history, len(history))
+    assembly = Assembly(history, total, total, budget, elided_tools=min(elided_tools, tools_in))
+    # a step when this turn, grown as much as the last one did, would not fit: it is taken
+    # now, before the run's rounds, rather than in one of them
+    last_turn = _turn_starts(transcript)[-1] if transcript else 0
+    growth = sum(message_tokens(m, ratio) for m in transcript[last_turn:])
+    if total <= budget - min(growth, budget // 4) or not history:
         return assembly
-    # 1. Elide tool outputs, oldest first.
-    total, assembly.elided = _elide_oldest(history, costs, total, budget, len(history), ratio)
+    # 1. A step: elide tool outputs, oldest first, down to the low-water mark.
+    low = int(budget * LOW_WATER)
+    total, assembly.elided, last = _elide_oldest(history, costs, total, low, len(history), ratio)
+    if last >= 0:
+        assembly.elided_tools = _tools_through(history, last)
     # 2. Drop the oldest whole turns (a turn: a user message and what followed it).
-    if total > budget:
-        # With a summary (a model call) drop down to three quarters, so that the next turns
-        # fit without another; without one, drop no more than needed.
-        target = budget * 3 // 4 - summary_room if summary_room else budget
+    if total > (low if summary_room else budget):
+        # With a summary (a model call) drop down to the low-water mark, so that the next
+        # turns fit without another; without one, drop no more than needed.
+        target = low - summary_room if summary_room else budget
         starts = _turn_starts(history)
         cut = 0
         for n, start in enumerate(starts):
@@ -268,6 +317,9 @@ def fit(
             assembly.dropped_turns += 1
         assembly.dropped = history[:cut]
         history = history[cut:]
+        # the state counts from the history sent
+        gone = _tools_through(assembly.dropped, cut)
+        assembly.elided_tools = max(0, assembly.elided_tools - gone)
     assembly.history = history
     assembly.after_tokens = total
     return assembly
@@ -288,22 +340,28 @@ def fit_round(
     *,
     window: int,
     ratio: float = 1.0,
+    elided_tools: int = 0,
 ) -> tuple[list[Message], dict[str, Any] | None]:
     """One round of a run, as the runtime asks for it, fitted in flight: a run's own tool
-    outputs grow its requests past what fitting at its start allowed for. Over budget, the
-    oldest tool outputs are elided (all but the results the newest round answers), then the
-    oldest whole turns before the run's own message are dropped (the next run summarizes
-    them). Returns the messages and the ``context.compacted`` data (None: they fit as they were).
+    outputs grow its requests past what fitting at its start allowed for. The first
+    ``elided_tools`` tool messages are elided as the run's last step left them; over budget, a
+    step elides the oldest tool outputs down to ``LOW_WATER`` of it (all but the results the
+    newest round answers), then leaves out the oldest whole turns before the run's own message
+    (the next run summarizes them). Returns the messages and the ``context.compacted`` data
+    (None: no step was needed), whose ``elided_tools`` is the new state.
     """
     budget = window - answer_room(window)
-    costs = [message_tokens(m, ratio) for m in messages]
+    fitted = list(messages)
+    _elide_leading(fitted, elided_tools)
+    costs = [message_tokens(m, ratio) for m in fitted]
     tools_tokens = int(len(json.dumps(list(tools))) * ratio / CHARS_PER_TOKEN) if tools else 0
     total = before = tools_tokens + sum(costs)
     if total <= budget:
-        return list(messages), None
-    fitted = list(messages)
+        return fitted, None
     newest = max((i for i, m in enumerate(fitted) if m.get("role") == "assistant"), default=0)
-    total, elided = _elide_oldest(fitted, costs, total, budget, newest, ratio)
+    low = int(budget * LOW_WATER)
+    total, elided, last = _elide_oldest(fitted, costs, total, low, newest, ratio)
+    state = _tools_through(fitted, last) if last >= 0 else elided_tools
     users = [i for i, m in enumerate(fitted) if m.get("role") == "user"]
     dropped = 0
     if total > budget and len(users) > 1:
@@ -327,6 +385,7 @@ def fit_round(
         "after_tokens": total,
         "turns": dropped,
         "elided": elided,
+        "elided_tools": state,
         "note": note,
         "summary": note,
     }

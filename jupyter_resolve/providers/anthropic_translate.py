@@ -10,8 +10,10 @@ them on the OpenAI wire); the text also streams as ``reasoning_content``. An ass
 carrying ``thinking_blocks`` gets them back, unchanged and first, when thinking is on: the API
 answers 400 when the turn that carries ``tool_use`` in a tool loop lacks them.
 
-Prompt caching: ``cache_control`` breakpoints go on the last tool, the system text and the last
-block of the last message (what the next round resends as its prefix).
+Prompt caching: ``cache_control`` breakpoints go on the last tool, the system text, the last
+block of the last message (what the next round resends as its prefix) and the newest elided tool
+output before it: the end of the history a fitting step left stable (contracts/context.py), so a
+later step, which elides from there on, still reads everything before it from the cache.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 from typing import Any
 
 from ..contracts.bodies import text_of
+from ..contracts.context import ELIDED_MARK
 from .anthropic_stream import StreamTranslator
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -161,9 +164,22 @@ def loop_turn_has_thinking(messages: list[dict[str, Any]]) -> bool:
     return bool(turn) and turn[0].get("type") in THINKING_TYPES
 
 
+def _mark_stable_history(messages: list[dict[str, Any]]) -> None:
+    """``cache_control`` on the newest elided tool result before the last message."""
+    for message in reversed(messages[:-1]):
+        content = message["content"]
+        for i in range(len(content) - 1, -1, -1):
+            block = content[i]
+            text = block.get("content")
+            if block.get("type") == "tool_result" and str(text).startswith(ELIDED_MARK):
+                content[i] = {**block, "cache_control": EPHEMERAL}
+                return
+
+
 def mark_cache(request: dict[str, Any]) -> None:
-    """Put ``cache_control`` on the last tool, the system text and the last block of the last
-    message that can carry it (not thinking, not empty text): three of the four allowed."""
+    """Put ``cache_control`` on the last tool, the system text, the newest elided tool output
+    before the last message and the last block of the last message that can carry it (not
+    thinking, not empty text): the four allowed."""
     tools = request.get("tools")
     if tools:
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
@@ -172,6 +188,7 @@ def mark_cache(request: dict[str, Any]) -> None:
             {"type": "text", "text": request["system"], "cache_control": EPHEMERAL}
         ]
     messages = request.get("messages") or []
+    _mark_stable_history(messages)
     if messages:
         content = messages[-1]["content"]
         for i in range(len(content) - 1, -1, -1):

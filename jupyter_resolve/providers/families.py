@@ -3,7 +3,10 @@
 Reasoning models (OpenAI's o1, o3, o4 and gpt-5 lines) take ``max_completion_tokens`` instead of
 ``max_tokens``, the ``developer`` role instead of ``system`` and a ``reasoning_effort``, and
 refuse the sampling parameters. Claude behind an OpenAI-compatible proxy (LiteLLM) takes its
-``thinking_blocks`` back on assistant messages. Every other model gets the request as it is.
+``thinking_blocks`` back on assistant messages. A family with ``cache_prompt`` (a model a
+llama.cpp server serves) gets ``cache_prompt: true``: the server keeps the prompt's KV cache and
+reads only what a prompt adds to the last one (contracts/context.py keeps each prompt an
+extension of the one before). Every other model gets the request as it is.
 Whatever the family, reasoning text (``reasoning_content``, ``reasoning``) is never sent back
 in history: DeepSeek answers 400 when it is.
 
@@ -40,6 +43,7 @@ class Family:
     reasoning_effort: bool = False
     drop: tuple[str, ...] = ()
     thinking_blocks: bool = False
+    cache_prompt: bool = False  # llama.cpp's server: reuse the KV cache of the common prefix
 
 
 BUILT_IN: dict[str, Family] = {
@@ -88,6 +92,7 @@ def parse_families(raw: Mapping[str, Any]) -> dict[str, Family]:
             reasoning_effort=bool(entry.get("reasoning_effort", False)),
             drop=tuple(drop),
             thinking_blocks=bool(entry.get("thinking_blocks", False)),
+            cache_prompt=bool(entry.get("cache_prompt", False)),
         )
     return out
 
@@ -124,6 +129,8 @@ def shape_request(
         out["reasoning_effort"] = reasoning_effort
     elif not family.reasoning_effort:
         out.pop("reasoning_effort", None)
+    if family.cache_prompt:
+        out["cache_prompt"] = True
     messages: list[Any] = []
     for message in out.get("messages") or []:
         if not isinstance(message, dict):

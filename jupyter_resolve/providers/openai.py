@@ -70,6 +70,8 @@ class OpenAIProvider(HTTPProvider):
             reasoning_effort=self.reasoning_effort,
         )
         payload["stream"] = True
+        if "api.openai.com" in self.base_url:
+            payload.pop("cache_prompt", None)  # llama.cpp's field; OpenAI refuses unknown ones
         if not self.stream_usage:
             payload.pop("stream_options", None)
         return payload

@@ -58,6 +58,8 @@ def summarizing(
 
     async def prepare(run: Run, body: AgentChatBody) -> AgentChatBody:
         compacted = dict(assembly.compacted or {})
+        # what the elision state counts from (runs/transcript.py): the history as sent
+        compacted["history_messages"] = len(assembly.history)
         request = summary_request(
             assembly.dropped,
             model=body.model,
@@ -86,6 +88,7 @@ def summarizing(
             summary=summary,
             summarized_runs=list(covered_runs),
             summary_sha256=hashlib.sha256(summary.encode()).hexdigest(),
+            history_messages=len(assembly.history) + 1,
             after_tokens=assembly.after_tokens + message_tokens(message, ratio),
         )
         compacted["note"] = compacted.get("note", "") + f"; {len(covered_runs)} summarized"

@@ -254,16 +254,19 @@ class RunManager:
         run = self.runs.get(run_id or "")
         if run is None or not run.window or run.completed:
             return body
-        if body_bytes is not None and surely_fits(
+        fits = body_bytes is not None and surely_fits(
             body_bytes, len(body["messages"]), window=run.window, ratio=run.ratio
-        ):
-            return body
-        messages, compacted = fit_round(
-            body["messages"], body.get("tools") or (), window=run.window, ratio=run.ratio
         )
-        if compacted is None:
+        if fits and not run.stepped:  # its own outputs a step elided must stay elided
             return body
-        run.emit("context.compacted", compacted)
+        kept, tools = run.elided_tools, body.get("tools") or ()
+        messages, compacted = fit_round(
+            body["messages"], tools, window=run.window, ratio=run.ratio, elided_tools=kept
+        )
+        if compacted is not None:
+            run.elided_tools = compacted["elided_tools"]
+            run.stepped = True
+            run.emit("context.compacted", compacted)
         return {**body, "messages": messages}
 
     def check_tool_budget(self, run: Run) -> str | None:

@@ -56,6 +56,10 @@ class Run(EventStream):
         # What each round is fitted to in flight (contracts.context.fit_round): 0 = not fitted
         self.window = 0
         self.ratio = 1.0
+        # the first n tool messages of its requests are elided (a step's state, kept until
+        # the next step); stepped: a round shed some of the run's own outputs
+        self.elided_tools = 0
+        self.stepped = False
 
     @property
     def completed(self) -> bool:

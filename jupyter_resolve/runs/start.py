@@ -81,6 +81,8 @@ def start_run(host: RunHost, request: RunRequest) -> Run:
     plan = _plan(host, request)
     body, assembly = _assemble(host, request.chat, plan)
     manifest, context = _record(host.config, plan, body)
+    # the elision state a step left (contracts.context): the next round and turn keep it
+    context["elided_tools"] = assembly.elided_tools if assembly is not None else 0
     soul = plan.soul.name if plan.soul else None
     run = host.runs.start(
         body,
@@ -95,6 +97,7 @@ def start_run(host: RunHost, request: RunRequest) -> Run:
     )
     run.window = context_window(plan.model, host.config.context_tokens)
     run.ratio = plan.history.ratio
+    run.elided_tools = context["elided_tools"]
     run.notebook = request.chat.notebook
     compacted = assembly.compacted if assembly is not None else None
     if compacted is not None and assembly is not None and not assembly.dropped_turns:
@@ -167,6 +170,7 @@ def _assemble(
         window=config.context_tokens,
         ratio=plan.history.ratio,
         summarize=config.compaction_summaries,
+        elided_tools=plan.history.elided_tools,
     )
     if chat.mentions:
         undescribed = [m.name for m in chat.mentions if m.description is None]

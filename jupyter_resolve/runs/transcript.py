@@ -9,6 +9,10 @@ own logs are read. The fold itself is pure (:mod:`..contracts.transcript`).
 A run whose ``context.compacted`` carries a model's summary (``summarized_runs``) changes the
 transcript from then on: the summary opens it, standing for the runs it names (the newest such
 summary wins: it summarized the one before).
+
+The elision state the session's last run ended with (``elided_tools``: a step elided the first n
+tool messages, contracts/context.py) carries over to the next turn when the transcript still
+starts as that run's history did, so the next prompt extends the last one.
 """
 
 from __future__ import annotations
@@ -48,9 +52,11 @@ class SessionHistory:
     runs: int = 0
     turn_runs: list[str | None] = field(default_factory=list)
     summarized: tuple[str, ...] = ()
+    elided_tools: int = 0
 
 
-_Folded = tuple[list[Message], float, Summary | None]
+# messages, ratio, summary, (elided_tools, history_messages) as the run ended
+_Folded = tuple[list[Message], float, Summary | None, tuple[int, int]]
 
 
 class SessionTranscripts:
@@ -77,7 +83,12 @@ class SessionTranscripts:
         events, completed = self._events(run_id)
         if not completed:
             return None
-        folded = (fold_run(events), _measured_ratio(events, ratio), _summary(events))
+        folded = (
+            fold_run(events),
+            _measured_ratio(events, ratio),
+            _summary(events),
+            _elision(events),
+        )
         self._folded[run_id] = folded
         while len(self._folded) > KEEP_FOLDED:
             del self._folded[next(iter(self._folded))]  # the oldest folded first
@@ -87,6 +98,7 @@ class SessionTranscripts:
         """The transcript of ``session_id`` (empty for a new session)."""
         result = SessionHistory()
         turns: list[tuple[str, list[Message]]] = []
+        elision = (0, -1)
         summary: Summary | None = None
         for row in self.runs.session_rows(session_id):
             result.peers.add(row.peer)
@@ -96,7 +108,7 @@ class SessionTranscripts:
             folded = self._fold(run_id, result.ratio)
             if folded is None:
                 continue  # live: it joins the transcript when it ends
-            messages, result.ratio, summarized = folded
+            messages, result.ratio, summarized, elision = folded
             summary = summarized or summary
             turns.append((run_id, messages))
             result.runs += 1
@@ -104,10 +116,16 @@ class SessionTranscripts:
             result.messages.append(summary_message(summary.text, len(summary.runs)))
             result.turn_runs.append(None)
             result.summarized = summary.runs
+        before = -1  # where the last run's messages start
         for run_id, messages in turns:
             if run_id not in result.summarized and messages:
+                before = len(result.messages)
                 result.messages.extend(messages)
                 result.turn_runs.append(run_id)
+        # the last run's state holds when its history is what comes before its messages
+        elided, history_messages = elision
+        if before >= 0 and result.turn_runs[-1] == turns[-1][0] and history_messages == before:
+            result.elided_tools = elided
         return result
 
 
@@ -120,6 +138,22 @@ def _summary(events: list[Event]) -> Summary | None:
         if isinstance(text, str) and isinstance(runs, list) and runs:
             return Summary(text, tuple(str(r) for r in runs))
     return None
+
+
+def _elision(events: list[Event]) -> tuple[int, int]:
+    """The elision state a run ended with and the length of the history it counts from."""
+    elided, history_messages = 0, -1
+    for event in events:
+        data = event.data
+        if event.type == "run.started":
+            data = data.get("context") or {}
+        elif event.type != "context.compacted":
+            continue
+        if isinstance(data.get("elided_tools"), int):
+            elided = data["elided_tools"]
+        if isinstance(data.get("history_messages"), int):
+            history_messages = data["history_messages"]
+    return elided, history_messages
 
 
 def _measured_ratio(events: list[Event], previous: float) -> float:

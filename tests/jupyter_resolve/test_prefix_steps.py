@@ -1,0 +1,61 @@
+"""A context a prefix cache can reuse (DESIGN 10.6), end to end: a real server and runtime, a
+session whose python outputs overflow ``c.Resolve.context_tokens``, the fake OpenAI server
+recording each prompt. Once the session has shed context (a step), every later prompt, round
+after round and turn after turn, extends the one before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_resolve.contracts.compaction import is_summary_request
+from jupyter_resolve.contracts.context import ELIDED_MARK
+from jupyter_resolve.providers import OpenAIProvider
+from tests.conftest import Server
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.python_session import PythonSession
+from tests.jupyter_resolve.test_sessions import recording
+
+__all__ = ["recording"]  # the fixture, used by name
+
+TURNS = 7  # four turns of 3,000-character outputs fill 8,000 tokens beside the tools
+
+
+def extends(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
+    """The later request repeats the earlier one's tools and messages, then adds to them."""
+    before: list[Any] = earlier["messages"]
+    return bool(later["tools"] == earlier["tools"] and later["messages"][: len(before)] == before)
+
+
+async def test_after_a_step_each_prompt_extends_the_one_before(
+    server: Server, gateway: Any, recording: list[FakeOpenAI]
+) -> None:
+    fake = FakeOpenAI("text", reply_to=PythonSession(3_000))
+    await fake.start()
+    recording.append(fake)
+    gateway.provider = OpenAIProvider(
+        fake.base_url, "sk-test", "fake-model", max_retries=0, timeout=10
+    )
+    gateway.config.context_tokens = 8_000
+    try:
+        steps = []
+        for turn in range(TURNS):
+            chat = await server.chat(f"Turn {turn}: run the next step.", session_id="s-prefix")
+            assert chat.of("run.completed")[0]["reason"] == "stop"
+            steps += [(turn, c) for c in chat.of("context.compacted")]
+    finally:
+        gateway.config.context_tokens = 0
+    prompts = [r.body for r in fake.requests if not is_summary_request(r.body)]
+    assert len(prompts) == 2 * TURNS
+    # one step, which elided old outputs down to the low-water mark, and no other
+    assert len(steps) == 1, steps
+    (step_turn, compacted) = steps[0]
+    assert 0 < step_turn < TURNS - 2 and compacted["elided"] >= 3
+    breaks = [i for i in range(1, len(prompts)) if not extends(prompts[i - 1], prompts[i])]
+    assert len(breaks) == 1 and breaks[0] in (2 * step_turn, 2 * step_turn + 1), breaks
+    # from the step on, round after round and turn after turn, each prompt extends the last
+    assert len(prompts) - breaks[0] >= 4
+    # the prompts after it carry the elided outputs as the step left them, and the newest whole
+    later = prompts[-1]["messages"]
+    elided = [m for m in later if m["role"] == "tool" and m["content"].startswith(ELIDED_MARK)]
+    assert len(elided) == compacted["elided_tools"]
+    assert later[-1]["role"] == "tool" and len(later[-1]["content"]) >= 3_000
