@@ -133,6 +133,22 @@ class Resolve(ModelSettings, Configurable):
         help="Seconds the inspector may take in a user's notebook kernel (notebook_variables, "
         "inspect_variable, @mentions); then the kernel is interrupted.",
     )
+    kernel_url = Unicode(
+        "",
+        config=True,
+        help="The server's URL as the user's kernels reach it, for %resolve (with base_url; "
+        "kernels get it as JUPYTER_RESOLVE_URL, on a Jupyter gateway as KERNEL_RESOLVE_URL). "
+        "Empty: the server's own address (its loopback when it listens on all addresses), "
+        "which kernels on a gateway on other machines cannot reach: set one they can.",
+    )
+
+    @validate("kernel_url")
+    def _kernel_url_http(self, proposal: Any) -> str:
+        value = str(proposal["value"]).strip()
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"kernel_url must be an http:// or https:// URL, not {value!r}")
+        return value if not value or value.endswith("/") else value + "/"
+
     snapshot_max_bytes = Int(
         256 * 1024 * 1024,
         config=True,

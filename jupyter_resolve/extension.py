@@ -54,7 +54,10 @@ class ResolveExtension(ExtensionApp):
         self.kernel_token = secrets.token_urlsafe(32)
         self.settings["resolve_kernel_token"] = self.kernel_token
         assert self.serverapp is not None
-        give_kernels_the_connection(self.serverapp, self.kernel_token, self.log)
+        assert self.gateway is not None
+        give_kernels_the_connection(
+            self.serverapp, self.kernel_token, self.log, self.gateway.config.kernel_url
+        )
 
     def _disable(self, reason: str, exc_info: bool = False) -> None:
         """Serve only the reason (handlers/disabled.py); the server goes on serving."""

@@ -10,8 +10,13 @@ this server's instance: it adds the two to the environment it was given, or to t
 own when none was (``env=`` replaces the inherited environment). A restart reuses the launch
 environment. Scratch kernels have kernel managers of their own and never get them (DESIGN 5).
 
-Kernels on a Jupyter gateway (``GatewayClient.url``) do not get them: the URL is this
-machine's loopback, and the gateway's kernel manager logs a kernel's whole environment.
+Kernels on a Jupyter gateway (``GatewayClient.url``) get them as ``KERNEL_RESOLVE_URL`` and
+``KERNEL_RESOLVE_TOKEN``: a gateway forwards only ``KERNEL_*`` variables of a start request to
+the kernel (and those in its allow-list). The URL is ``c.Resolve.kernel_url`` when set (one the
+gateway's kernels can reach), else the server's own. jupyter_server's gateway kernel manager logs
+a started kernel's keyword arguments, environment included, at INFO: the environment it gets is
+a :class:`HiddenTokenEnv`, whose ``repr`` (what that log line prints) shows the token's name, not
+its value.
 """
 
 from __future__ import annotations
@@ -22,11 +27,27 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from .magics.client import TOKEN_ENV, URL_ENV
+from .magics.client import GATEWAY_TOKEN_ENV, GATEWAY_URL_ENV, TOKEN_ENV, URL_ENV
 
 
-def kernel_url(serverapp: Any) -> str:
-    """The server's URL with base_url, as a kernel on this machine reaches it."""
+class HiddenTokenEnv(dict[str, str]):
+    """A kernel's environment whose ``repr`` and ``str`` hide the token's value."""
+
+    def __repr__(self) -> str:
+        shown = {
+            name: "<hidden>" if name in (TOKEN_ENV, GATEWAY_TOKEN_ENV) else value
+            for name, value in self.items()
+        }
+        return repr(shown)
+
+    __str__ = __repr__
+
+
+def kernel_url(serverapp: Any, configured: str = "") -> str:
+    """``configured`` (``c.Resolve.kernel_url``) when set, else the server's URL with base_url,
+    as a kernel on this machine reaches it."""
+    if configured:
+        return configured
     ip = serverapp.ip or ""
     host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "*": "127.0.0.1", "::": "::1"}.get(ip, ip)
     if ":" in host:
@@ -36,34 +57,42 @@ def kernel_url(serverapp: Any) -> str:
     return f"{scheme}://{host}:{serverapp.port}{base_url.rstrip('/')}/"
 
 
-def connection_env(serverapp: Any, token: str) -> dict[str, str]:
+def connection_env(serverapp: Any, token: str, configured_url: str = "") -> dict[str, str]:
     """The two variables for a kernel of ``serverapp`` (its port is read when a kernel starts:
     final by then, whatever port_retries chose)."""
-    return {URL_ENV: kernel_url(serverapp), TOKEN_ENV: token}
+    return {URL_ENV: kernel_url(serverapp, configured_url), TOKEN_ENV: token}
 
 
-def give_kernels_the_connection(serverapp: Any, token: str, log: logging.Logger) -> bool:
-    """Make the kernels ``serverapp``'s kernel manager starts get the connection; whether it
-    did (not for kernels on a Jupyter gateway)."""
+def gateway_connection_env(serverapp: Any, token: str, configured_url: str = "") -> dict[str, str]:
+    """The two variables for a kernel on a Jupyter gateway, named as gateways forward them."""
+    return {GATEWAY_URL_ENV: kernel_url(serverapp, configured_url), GATEWAY_TOKEN_ENV: token}
+
+
+def give_kernels_the_connection(
+    serverapp: Any, token: str, log: logging.Logger, configured_url: str = ""
+) -> bool:
+    """Make the kernels ``serverapp``'s kernel manager starts get the connection (on a Jupyter
+    gateway: by the names it forwards); whether they run on a gateway."""
     gateway = getattr(serverapp, "gateway_config", None)
-    if gateway is not None and gateway.gateway_enabled:
+    on_gateway = gateway is not None and bool(gateway.gateway_enabled)
+    connection = gateway_connection_env if on_gateway else connection_env
+    if on_gateway and not configured_url:
         log.info(
-            "jupyter-resolve: kernels run on a Jupyter gateway: they do not get %s and %s "
-            "(set them in a kernel to use %%resolve)",
-            URL_ENV,
-            TOKEN_ENV,
+            "jupyter-resolve: kernels run on a Jupyter gateway: %%resolve there reaches this "
+            "server at its own address; set c.Resolve.kernel_url to one they can reach"
         )
-        return False
     manager = serverapp.kernel_manager
     start_kernel = manager.start_kernel
 
     async def start_kernel_with_connection(*args: Any, **kwargs: Any) -> Any:
         env = kwargs.get("env")
-        kwargs["env"] = {
-            **(os.environ if env is None else env),
-            **connection_env(serverapp, token),
-        }
+        kwargs["env"] = HiddenTokenEnv(
+            {
+                **(os.environ if env is None else env),
+                **connection(serverapp, token, configured_url),
+            }
+        )
         return await ensure_async(start_kernel(*args, **kwargs))
 
     manager.start_kernel = start_kernel_with_connection
-    return True
+    return on_gateway

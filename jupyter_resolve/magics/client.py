@@ -1,7 +1,8 @@
 """A small synchronous client of the public API (DESIGN 3.5) for the user's kernel.
 
 It reads ``JUPYTER_RESOLVE_URL`` and ``JUPYTER_RESOLVE_TOKEN`` (exported by the server into the
-kernels it starts, or set by hand), streams normalized events (DESIGN 3.6) as plain dicts
+kernels it starts, or set by hand; ``KERNEL_RESOLVE_URL`` and ``KERNEL_RESOLVE_TOKEN`` in a
+kernel on a Jupyter gateway), streams normalized events (DESIGN 3.6) as plain dicts
 ``{"seq", "type", "data"}`` — the run log's shape — and turns HTTP failures into
 :class:`ClientError` with the gateway's message.
 """
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 
 URL_ENV = "JUPYTER_RESOLVE_URL"
 TOKEN_ENV = "JUPYTER_RESOLVE_TOKEN"
+# The same two, as a kernel on a Jupyter gateway gets them (gateways forward KERNEL_* only).
+GATEWAY_URL_ENV = "KERNEL_RESOLVE_URL"
+GATEWAY_TOKEN_ENV = "KERNEL_RESOLVE_TOKEN"
 
 Event = dict[str, Any]
 
@@ -47,8 +51,8 @@ class Connection:
     def from_env(cls, environ: dict[str, str] | None = None) -> Connection:
         """Read the two variables (or, under JupyterHub, what the hub provides)."""
         env = dict(os.environ if environ is None else environ)
-        url = env.get(URL_ENV, "").strip()
-        token = env.get(TOKEN_ENV, "").strip()
+        url = (env.get(URL_ENV, "") or env.get(GATEWAY_URL_ENV, "")).strip()
+        token = (env.get(TOKEN_ENV, "") or env.get(GATEWAY_TOKEN_ENV, "")).strip()
         if not url and env.get("JUPYTERHUB_SERVICE_URL") and env.get("JUPYTERHUB_SERVICE_PREFIX"):
             # A single-user server's own URL and token, as JupyterHub hands them to it.
             url = env["JUPYTERHUB_SERVICE_URL"].rstrip("/") + "/"

@@ -1,5 +1,5 @@
 """The inspector that runs in the user's kernel: names, types and shapes of its variables, a
-bounded description of one, a snapshot of one into a file.
+bounded description of one, a snapshot of one as bytes read back in chunks.
 
 It is self-contained (the standard library, and pandas, polars or numpy only when the value is
 one of theirs, so already imported): the gateway sends this module's source to the notebook's
@@ -11,14 +11,18 @@ interrupts the kernel should that not stop it.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import importlib.util
+import io
 import json
-import os
 import pickle
+import secrets
 import signal
 import sys
 import threading
+import time
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +36,9 @@ HEAD_ROWS = 5
 FEW_VALUES = 10
 EXTENSIONS = {"parquet": "parquet", "npy": "npy", "pickle": "pkl"}
 SCALARS = (bool, int, float, complex, str, bytes, type(None))
+STASH_MODULE = "_resolve_inspector_snapshots"
+STASH_SECONDS = 600.0  # a kept copy no gateway read for this long is dropped at the next one
+CHUNK_BYTES = 512 * 1024  # its base64 stays under the gateway's answer limit (kernels.py)
 
 
 class TimeLimit(Exception):
@@ -203,11 +210,40 @@ def describe(namespace: dict[str, Any], name: str, seconds: float = 5.0) -> str:
     return cut("\n".join(lines), DESCRIPTION_CHARS)
 
 
+class TooLarge(Exception):
+    """A snapshot grew past its byte limit."""
+
+
+class BoundedBuffer(io.BytesIO):
+    """Bytes in memory that refuse to grow past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def write(self, data: Any) -> int:
+        if self.tell() + memoryview(data).nbytes > self.limit:
+            raise TooLarge(f"takes more than {self.limit} bytes (c.Resolve.snapshot_max_bytes)")
+        return super().write(data)
+
+
+def _stash() -> dict[str, tuple[float, bytes]]:
+    """Copies waiting to be read, by id: in a module of ``sys.modules``, since each request
+    runs this source in a fresh namespace."""
+    holder = sys.modules.get(STASH_MODULE)
+    if holder is None:
+        holder = sys.modules[STASH_MODULE] = types.ModuleType(STASH_MODULE)
+    copies: dict[str, tuple[float, bytes]] = holder.__dict__.setdefault("copies", {})
+    return copies
+
+
 def snapshot(
-    namespace: dict[str, Any], name: str, folder: str, seconds: float = 60.0
+    namespace: dict[str, Any], name: str, max_bytes: int, seconds: float = 60.0
 ) -> dict[str, Any]:
-    """Write ``namespace[name]`` into a new file in ``folder``: Parquet for a frame when
-    pyarrow is importable, ``.npy`` for a (non-object) array, pickle otherwise."""
+    """Serialize ``namespace[name]`` in memory — Parquet for a frame when pyarrow is
+    importable, ``.npy`` for a (non-object) array, pickle otherwise — and keep the bytes until
+    the gateway has read them in chunks (:func:`chunk`) and dropped them; they travel over the
+    kernel protocol, so a kernel on another machine can send them too."""
     value = namespace[name]
     kind = family(value)
     module = type(value).__module__.split(".")[0]
@@ -216,9 +252,8 @@ def snapshot(
         fmt = "parquet" if importlib.util.find_spec("pyarrow") is not None else "pickle"
     elif kind == "array" and value.dtype != object:
         fmt = "npy"
-    path = os.path.join(folder, f"{name}.{EXTENSIONS[fmt]}")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with time_limit(seconds), os.fdopen(fd, "wb") as out:
+    out = BoundedBuffer(max_bytes)
+    with time_limit(seconds):
         if fmt == "parquet" and module == "pandas":
             (value.to_frame() if kind == "series" else value).to_parquet(out)
         elif fmt == "parquet":
@@ -227,7 +262,34 @@ def snapshot(
             sys.modules["numpy"].save(out, value, allow_pickle=False)
         else:
             pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
-    return {"file": os.path.basename(path), "format": fmt, "bytes": os.path.getsize(path)}
+    data = out.getvalue()
+    copies = _stash()
+    for old in [k for k, (made, _) in copies.items() if time.monotonic() - made > STASH_SECONDS]:
+        del copies[old]  # left by a gateway that stopped reading
+    copy_id = secrets.token_hex(8)
+    copies[copy_id] = (time.monotonic(), data)
+    return {
+        "id": copy_id,
+        "file": f"{name}.{EXTENSIONS[fmt]}",
+        "format": fmt,
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+
+
+def chunk(request: dict[str, Any]) -> dict[str, Any]:
+    """Up to ``CHUNK_BYTES`` of a kept copy from ``offset``, base64-encoded; ``drop``: forget
+    the copy."""
+    copies = _stash()
+    copy_id = str(request.get("id", ""))
+    if request.get("drop"):
+        copies.pop(copy_id, None)
+        return {}
+    if copy_id not in copies:
+        raise KeyError(f"no snapshot {copy_id!r} is kept")
+    offset = int(request.get("offset", 0))
+    data = copies[copy_id][1][offset : offset + CHUNK_BYTES]
+    return {"data": base64.b64encode(data).decode("ascii")}
 
 
 def main(request: dict[str, Any], namespace: dict[str, Any]) -> str:
@@ -239,15 +301,17 @@ def main(request: dict[str, Any], namespace: dict[str, Any]) -> str:
     try:
         if op == "variables":
             answer: dict[str, Any] = {"variables": variables(namespace)}
+        elif op == "chunk":
+            answer = chunk(request)
         elif name not in namespace or not listed(name, namespace[name]):
             return json.dumps({"ok": False, "error": f"no variable named '{name}' in the kernel"})
         elif op == "describe":
             answer = {"description": describe(namespace, name, seconds)}
         elif op == "snapshot":
-            answer = snapshot(namespace, name, str(request["folder"]), seconds)
+            answer = snapshot(namespace, name, int(request["max_bytes"]), seconds)
         else:
             return json.dumps({"ok": False, "error": f"unknown request {op!r}"})
-    except TimeLimit as exc:
+    except (TimeLimit, TooLarge) as exc:
         return json.dumps({"ok": False, "error": f"{op}: {exc}"})
     except Exception as exc:
         return json.dumps(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import inspect
 import json
 import logging
 import time
@@ -25,6 +26,7 @@ from tornado.web import HTTPError
 from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.pathargs import check_path_text
 from . import inspector
+from .gateway_client import gateway_client, is_gateway_kernel, refreshed_state
 
 INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
 MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused
@@ -141,11 +143,27 @@ class UserKernels:
         return None
 
     async def _client(self, kernel_id: str, iopub: bool) -> Any:
-        client = self.kernels.get_kernel(kernel_id).client()
-        client.start_channels(shell=True, iopub=iopub, stdin=False, hb=False, control=False)
+        """A client of the kernel, local or on a Jupyter gateway (``gateway_client.py``);
+        with ``iopub``, once the kernel's outputs reach it."""
+        kernel = self.kernels.get_kernel(kernel_id)
+        client = gateway_client(kernel) if is_gateway_kernel(kernel) else kernel.client()
+        started = client.start_channels(
+            shell=True, iopub=iopub, stdin=False, hb=False, control=False
+        )
+        if inspect.isawaitable(started):  # a gateway client's is a coroutine
+            await started
         if iopub:  # outputs are missed until the iopub subscription is live
-            await client.wait_for_ready(timeout=30)
+            try:
+                await _iopub_live(client, timeout=30)
+            except BaseException:
+                await _close(client)
+                raise
         return client
+
+    async def _execution_state(self, kernel: Any) -> str:
+        if is_gateway_kernel(kernel):
+            return await refreshed_state(kernel)
+        return str(getattr(kernel, "execution_state", "idle"))
 
     async def inspect(
         self, kernel_id: str, request: dict[str, Any], timeout: float
@@ -156,7 +174,7 @@ class UserKernels:
         # The server learns "idle" from the kernel's status messages, a moment after a request
         # (our own previous one too) ends: a short wait tells that from a cell still running.
         for _ in range(BUSY_POLLS):
-            if getattr(kernel, "execution_state", "idle") != "busy":
+            if await self._execution_state(kernel) != "busy":
                 break
             await asyncio.sleep(BUSY_POLL_SECONDS)
         else:
@@ -187,7 +205,7 @@ class UserKernels:
                     "error": f"cut by the time limit ({timeout:g} s): the kernel was interrupted",
                 }
         finally:
-            client.stop_channels()
+            await _close(client)
         found = (reply["content"].get("user_expressions") or {}).get("answer") or {}
         if found.get("status") != "ok":
             return {"ok": False, "error": f"{found.get('ename')}: {found.get('evalue')}"}
@@ -228,7 +246,7 @@ class UserKernels:
                 if cell.error or cell.timed_out:
                     break
         finally:
-            client.stop_channels()
+            await _close(client)
         return runs
 
     async def _collect(self, client: Any, msg_id: str, deadline: float) -> CellRun:
@@ -251,6 +269,31 @@ class UserKernels:
             if output is not None:
                 cell.outputs.append(output)
                 cell.error = cell.error or kind == "error"
+
+
+async def _iopub_live(client: Any, timeout: float) -> None:
+    """Return once a kernel_info request's status reaches iopub (so later outputs will), or
+    raise :class:`Conflict` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg_id = client.kernel_info()
+        ask_again = min(time.monotonic() + 1.0, deadline)
+        while (remaining := ask_again - time.monotonic()) > 0:
+            try:
+                msg = await client.get_iopub_msg(timeout=min(remaining, 0.5))
+            except Exception:  # queue.Empty
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return
+    raise Conflict(f"the notebook's kernel did not answer within {timeout:g} s")
+
+
+async def _close(client: Any) -> None:
+    # a gateway client closes a websocket and joins its reader: off the event loop
+    if is_gateway_kernel(getattr(client, "parent", None)):
+        await asyncio.to_thread(client.stop_channels)
+    else:
+        client.stop_channels()
 
 
 def nbformat_output(kind: str, content: dict[str, Any]) -> dict[str, Any] | None:

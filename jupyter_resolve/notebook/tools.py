@@ -10,6 +10,9 @@ argument to it, so the model need not type the path.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -159,24 +162,19 @@ async def snapshot_variable(host: NotebookHost, request: ToolCallRequest) -> Too
         if not args.name:
             raise BadRequest("snapshot_variable: 'name' is needed")
         run = host.runs.get(request.run_id)
-        # The user's kernel writes into a folder of the gateway's, outside every session;
-        # the gateway then places the file into context/ itself (no link followed).
+        limit = host.config.snapshot_max_bytes
+        answer = await _inspect(
+            host, args.notebook, {"op": "snapshot", "name": args.name, "max_bytes": limit}
+        )
+        if not answer.get("ok"):
+            return ToolResult(ok=False, output=f"snapshot_variable: {answer.get('error')}")
+        # The bytes come over the kernel protocol (the kernel may be on another machine) into
+        # a file of the gateway's, outside every session; it then goes into context/.
         host.state_dir.mkdir(parents=True, exist_ok=True)
         folder = Path(tempfile.mkdtemp(prefix="snapshot-", dir=host.state_dir))
         try:
-            answer = await _inspect(
-                host, args.notebook, {"op": "snapshot", "name": args.name, "folder": str(folder)}
-            )
-            if not answer.get("ok"):
-                return ToolResult(ok=False, output=f"snapshot_variable: {answer.get('error')}")
             written = folder / Path(str(answer["file"])).name
-            size = written.stat().st_size
-            if size > host.config.snapshot_max_bytes:
-                return ToolResult(
-                    ok=False,
-                    output=f"snapshot_variable: {args.name} takes {size} bytes, over the limit "
-                    f"of {host.config.snapshot_max_bytes} (c.Resolve.snapshot_max_bytes)",
-                )
+            size = await _receive(host, args.notebook, answer, written, limit)
             workspace = host.kernels.workspace(run.session_id)
             digest = workspace.add_snapshot(written.name, written)
         finally:
@@ -189,6 +187,39 @@ async def snapshot_variable(host: NotebookHost, request: ToolCallRequest) -> Too
         f"{size} bytes, sha256 {digest}); read it in the python tool, e.g. "
         + _loader(answer["format"], workspace.context / "snapshots" / written.name),
     )
+
+
+async def _receive(
+    host: NotebookHost, notebook: str, answer: dict[str, Any], target: Path, limit: int
+) -> int:
+    """Read the kernel's kept copy into ``target`` chunk by chunk, check its size and sha256,
+    and have the kernel drop it; its size."""
+    copy_id, size = str(answer["id"]), int(answer["bytes"])
+    try:
+        if size > limit:
+            raise BadRequest(f"the copy takes {size} bytes, over the limit of {limit}")
+        digest = hashlib.sha256()
+        with target.open("xb") as out:
+            while (offset := out.tell()) < size:
+                piece = await _inspect(
+                    host, notebook, {"op": "chunk", "id": copy_id, "offset": offset}
+                )
+                if not piece.get("ok"):
+                    raise BadRequest(f"the copy's bytes at {offset}: {piece.get('error')}")
+                try:
+                    data = base64.b64decode(str(piece.get("data", "")), validate=True)
+                except ValueError:
+                    data = b""
+                if not data or offset + len(data) > size:
+                    raise BadRequest(f"the copy's bytes at {offset} did not arrive whole")
+                digest.update(data)
+                out.write(data)
+        if digest.hexdigest() != answer.get("sha256"):
+            raise BadRequest("the copy's bytes arrived changed (sha256 differs)")
+        return size
+    finally:
+        with contextlib.suppress(ResolveError):
+            await _inspect(host, notebook, {"op": "chunk", "id": copy_id, "drop": True})
 
 
 def _loader(fmt: str, file: Path) -> str:
