@@ -31,13 +31,15 @@ class ModelSettings(Configurable):
     model_families = Dict(
         config=True,
         help="More model families for the OpenAI wire, {name: {prefixes: [...], "
-        "max_tokens_param, system_role, reasoning_effort, drop: [...], thinking_blocks}}; "
+        "max_tokens_param, system_role, reasoning_effort, drop: [...], thinking_blocks, "
+        "cache_prompt (llama.cpp: reuse the prompt's KV cache)}}; "
         "a name of the built-in table ('openai-reasoning', 'claude') replaces that entry.",
     )
     prompt_caching = Bool(
         True,
         config=True,
-        help="Mark Anthropic prompt-caching breakpoints (tools, system, the newest message).",
+        help="Mark Anthropic prompt-caching breakpoints (tools, system, the newest elided "
+        "tool output, the newest message).",
     )
     allowed_models = List(
         Unicode(),
