@@ -12,9 +12,11 @@ cut.
 
 Fitting sheds in steps, so that each prompt extends the one before and a provider's prefix
 cache keeps working (DESIGN 10.6): over the budget, outputs are elided down to ``LOW_WATER`` of
-it, and that state (``elided_tools``: the first n tool messages are elided) is applied as it is
-to every later round and turn until the budget is crossed again. The caller keeps the count
-(the run and its log); nothing earlier in a prompt changes between two steps.
+it (and, with a summary to stand in for them, the oldest turns dropped down to it too), and
+that state (``elided_tools``: the first n tool messages are elided) is applied as it is to
+every later round and turn until the budget is crossed again. The caller keeps the count (the
+run and its log); nothing earlier in a prompt changes between two steps. A turn that would
+overflow if it grew as much as the last one did takes its step at its start.
 """
 
 from __future__ import annotations
