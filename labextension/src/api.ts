@@ -1,6 +1,7 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
 import { IProposedCell } from './events';
-import { readPages } from './pages';
+import { ISessionRow, validateIndexing, validateSessions } from './listings';
+import { IListingPage, readPages } from './pages';
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
 import { IModels, validateModels } from './status';
@@ -130,6 +131,40 @@ export function runs(sessionId?: string, pages = sessionId ? Infinity : 1): Prom
     const body = await requestJSON(`runs?${query}`);
     return { rows: validateRuns(body), next: validateNext(body) };
   }, pages);
+}
+
+/** The size of a page of the panel's Runs and Sessions tabs (the server's default). */
+export const LIST_PAGE = 50;
+
+function pageQuery(before: string | null, limit: number): URLSearchParams {
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (before) {
+    query.set('before', before);
+  }
+  return query;
+}
+
+/** One page of `GET resolve/api/runs`, newest first: the rows after the cursor `before`. */
+export async function runsPage(
+  before: string | null,
+  limit = LIST_PAGE
+): Promise<IListingPage<IRunInfo>> {
+  const body = await requestJSON(`runs?${pageQuery(before, limit)}`);
+  return { rows: validateRuns(body), next: validateNext(body), indexing: validateIndexing(body) };
+}
+
+/** One page of `GET resolve/api/sessions`, the session with the newest run first. */
+export async function sessionsPage(
+  before: string | null,
+  limit = LIST_PAGE,
+  stored: Parameters<typeof validateSessions>[1] = {}
+): Promise<IListingPage<ISessionRow>> {
+  const body = await requestJSON(`sessions?${pageQuery(before, limit)}`);
+  return {
+    rows: validateSessions(body, stored),
+    next: validateNext(body),
+    indexing: validateIndexing(body)
+  };
 }
 
 /** `POST resolve/api/runs/{id}/cancel`. */

@@ -15,16 +15,12 @@ import { startRun } from './send';
 import { ServerInfo } from './server-info';
 import { ISessionItem, sessionItems } from './sessions';
 import { DEFAULT_SETTINGS, IPanelSettings } from './settings';
-import {
-  ISessionInfo,
-  IStateStore,
-  IStoredLive,
-  listSessions,
-  PanelState
-} from './state';
+import { ISessionRow } from './listings';
+import { IListingPage } from './pages';
+import { IStateStore, IStoredLive, PanelState } from './state';
 import { pickedModel } from './status';
 import { ITurn, latestInstructions } from './turn';
-import { IRunInfo, ITranscript } from './validate';
+import { ITranscript } from './validate';
 import { NotebookVariables } from './variables';
 
 /** The panel's model. */
@@ -153,14 +149,9 @@ export class ChatModel {
     return this.sessionId ? api.transcript(this.sessionId) : null;
   }
 
-  /** Sessions known to this browser and to the server's runs list. */
-  async listSessions(): Promise<ISessionInfo[]> {
-    return listSessions(this._state.sessions, await api.runs());
-  }
-
-  /** The server's runs, newest first. */
-  async listRuns(): Promise<IRunInfo[]> {
-    return (await api.runs()).sort((a, b) => b.started_at - a.started_at);
+  /** A page of the server's sessions, titled as this browser named those begun here. */
+  sessionsPage(before: string | null): Promise<IListingPage<ISessionRow>> {
+    return api.sessionsPage(before, api.LIST_PAGE, this._state.sessions);
   }
 
   /**

@@ -6,7 +6,6 @@
  */
 import type { ReadonlyPartialJSONValue } from '@lumino/coreutils';
 import { emptyRun, IRunView, isFinished } from './run';
-import { IRunInfo } from './validate';
 
 /** The store behind the panel's state; `IStateDB` is one. */
 export interface IStateStore {
@@ -50,15 +49,6 @@ export interface IStoredLive {
   readonly user: string;
   /** The run folded up to `run.lastEventId`; null when too large to keep (replay from start). */
   readonly run: IRunView | null;
-}
-
-/** A session as the panel lists it. */
-export interface ISessionInfo {
-  readonly id: string;
-  readonly title: string;
-  readonly runs: number;
-  /** Epoch milliseconds. */
-  readonly startedAt: number;
 }
 
 /** The largest run view kept for a reattach, in JSON characters (the workspace is saved whole). */
@@ -176,25 +166,6 @@ export function withPrompt(
     prompts: {}
   };
   return { ...sessions, [sessionId]: { ...s, prompts: { ...s.prompts, [runId]: prompt } } };
-}
-
-/** Sessions known here and to the server's runs list, newest first. */
-export function listSessions(stored: StoredSessions, runs: readonly IRunInfo[]): ISessionInfo[] {
-  const byId = new Map<string, { title: string; runs: number; startedAt: number }>();
-  for (const s of Object.values(stored)) {
-    byId.set(s.id, { title: s.title, runs: Object.keys(s.prompts).length, startedAt: s.startedAt });
-  }
-  const counts = new Map<string, number>();
-  for (const r of runs) {
-    counts.set(r.session_id, (counts.get(r.session_id) ?? 0) + 1);
-    if (!byId.has(r.session_id)) {
-      const title = r.prompt ? r.prompt.slice(0, 60) : r.session_id;
-      byId.set(r.session_id, { title, runs: 0, startedAt: r.started_at * 1000 });
-    }
-  }
-  return [...byId.entries()]
-    .map(([id, s]) => ({ id, title: s.title, runs: counts.get(id) ?? s.runs, startedAt: s.startedAt }))
-    .sort((a, b) => b.startedAt - a.startedAt);
 }
 
 /**

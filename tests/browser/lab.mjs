@@ -49,6 +49,7 @@ export async function startLab({ files = {}, config = '' } = {}) {
   const home = join(root, '.home');
   mkdirSync(home);
   for (const [name, body] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, name)), { recursive: true }); // e.g. .resolve/runs/<id>.jsonl
     writeFileSync(join(root, name), body);
   }
   // no news or update toasts over the panel

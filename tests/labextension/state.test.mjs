@@ -201,21 +201,6 @@ test('withPrompt names a new session by its first prompt and keeps the others', 
   assert.deepEqual(one.s1.prompts, { r1: 'x'.repeat(80) }, 'the old value is not changed');
 });
 
-test('listSessions merges the stored sessions with the server runs, newest first', () => {
-  const stored = { s1: { id: 's1', title: 'Mine', startedAt: 2000, prompts: { r1: 'a' } } };
-  const runs = [
-    { run_id: 'r1', session_id: 's1', started_at: 2, prompt: 'a' },
-    { run_id: 'r2', session_id: 's1', started_at: 3, prompt: 'b' },
-    { run_id: 'r3', session_id: 's2', started_at: 5, prompt: 'from %resolve' },
-    { run_id: 'r4', session_id: 's3', started_at: 1, prompt: '' }
-  ];
-  assert.deepEqual(St.listSessions(stored, runs), [
-    { id: 's2', title: 'from %resolve', runs: 1, startedAt: 5000 },
-    { id: 's1', title: 'Mine', runs: 2, startedAt: 2000 },
-    { id: 's3', title: 's3', runs: 1, startedAt: 1000 }
-  ]);
-});
-
 test('cacheLive keeps every event of a live run but its text at most once a second', async () => {
   const store = new MemoryStore();
   const state = new St.PanelState(store);

@@ -4,91 +4,96 @@ import * as React from 'react';
 import * as api from '../api';
 import { ChatModel } from '../model';
 import { describeError } from '../request';
-import { ISessionInfo } from '../state';
+import { ISessionRow } from '../listings';
 import { IArtifact, IRunInfo } from '../validate';
+import { LoadMore, usePaged } from './Paged';
 
-function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | null, string | null, () => void] {
-  const [value, setValue] = React.useState<T | null>(null);
-  const [error, setError] = React.useState<string | null>(null);
-  const [generation, setGeneration] = React.useState(0);
-  React.useEffect(() => {
-    let live = true;
-    load().then(
-      v => live && (setValue(v), setError(null)),
-      e => live && setError(String(e?.message ?? e))
-    );
-    return () => {
-      live = false;
-    };
-  }, [...deps, generation]);
-  return [value, error, () => setGeneration(g => g + 1)];
+function when(milliseconds: number): string {
+  return new Date(milliseconds).toLocaleString();
 }
 
-function when(seconds: number): string {
-  return new Date(seconds).toLocaleString();
+/** "1,234 tokens · $0.0123" from a run's usage, when the server counted it. */
+function usage(run: IRunInfo): string {
+  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const tokens = count(run.prompt_tokens) + count(run.completion_tokens);
+  const cost = count(run.cost);
+  return (
+    (tokens ? ` · ${tokens.toLocaleString()} tokens` : '') + (cost ? ` · $${cost.toFixed(4)}` : '')
+  );
 }
 
 export function Sessions(props: {
   readonly model: ChatModel;
   readonly onOpen: () => void;
 }): JSX.Element {
-  const [sessions, error, reload] = useLoad<ISessionInfo[]>(() => props.model.listSessions(), []);
+  const { model } = props;
+  const [state, listing] = usePaged(
+    before => model.sessionsPage(before),
+    (s: ISessionRow) => s.id
+  );
   return (
-    <div className="jp-resolve-list">
+    <div className="jp-resolve-list jp-resolve-sessions">
       <div className="jp-resolve-list-actions">
         <button
           className="jp-mod-styled jp-mod-accept"
           onClick={() => {
-            props.model.newSession();
+            model.newSession();
             props.onOpen();
           }}
         >
           New session
         </button>
-        <button className="jp-mod-styled" onClick={reload}>
+        <button className="jp-mod-styled" onClick={() => void listing.reset()}>
           Refresh
         </button>
       </div>
-      {error && <div className="jp-resolve-error">{error}</div>}
-      {sessions && !sessions.length && <div className="jp-resolve-empty">No sessions yet.</div>}
-      <ul>
-        {sessions?.map(s => (
+      {state.error && <div className="jp-resolve-error">{state.error}</div>}
+      {!state.more && !state.rows.length && <div className="jp-resolve-empty">No sessions yet.</div>}
+      <ul aria-label="sessions">
+        {state.rows.map(s => (
           <li key={s.id}>
             <button
-              className={`jp-resolve-row ${s.id === props.model.sessionId ? 'jp-mod-current' : ''}`}
+              className={`jp-resolve-row ${s.id === model.sessionId ? 'jp-mod-current' : ''}`}
+              data-session-id={s.id}
               onClick={() => {
                 props.onOpen();
-                void props.model.openSession(s.id);
+                void model.openSession(s.id);
               }}
             >
               <span className="jp-resolve-row-title">{s.title}</span>
               <span className="jp-resolve-row-meta">
-                {s.runs} run{s.runs === 1 ? '' : 's'} · {when(s.startedAt)}
+                {s.runs} run{s.runs === 1 ? '' : 's'} · {when(s.lastAt)}
+                {s.peer ? ` · from ${s.peer}` : ''}
               </span>
             </button>
           </li>
         ))}
       </ul>
+      <LoadMore listing={listing} state={state} noun="sessions" />
     </div>
   );
 }
 
 export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => void }): JSX.Element {
-  const [runs, error, reload] = useLoad<IRunInfo[]>(() => props.model.listRuns(), []);
+  const [state, listing] = usePaged(
+    before => api.runsPage(before),
+    (r: IRunInfo) => r.run_id
+  );
   return (
-    <div className="jp-resolve-list">
+    <div className="jp-resolve-list jp-resolve-runs">
       <div className="jp-resolve-list-actions">
-        <button className="jp-mod-styled" onClick={reload}>
+        <button className="jp-mod-styled" onClick={() => void listing.reset()}>
           Refresh
         </button>
       </div>
-      {error && <div className="jp-resolve-error">{error}</div>}
-      {runs && !runs.length && <div className="jp-resolve-empty">No runs yet.</div>}
-      <ul>
-        {runs?.map(r => (
+      {state.error && <div className="jp-resolve-error">{state.error}</div>}
+      {!state.more && !state.rows.length && <div className="jp-resolve-empty">No runs yet.</div>}
+      <ul aria-label="runs">
+        {state.rows.map(r => (
           <li key={r.run_id}>
             <button
               className="jp-resolve-row"
+              data-run-id={r.run_id}
               title="Replay this run's session"
               onClick={() => {
                 props.onOpen();
@@ -100,11 +105,13 @@ export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => 
                 {r.status === 'running' ? 'running' : r.reason} · {r.soul ?? 'default'} ·{' '}
                 {r.events} events · {when(r.started_at * 1000)}
                 {r.ended_at !== null && ` · ${(r.ended_at - r.started_at).toFixed(1)} s`}
+                {usage(r)}
               </span>
             </button>
           </li>
         ))}
       </ul>
+      <LoadMore listing={listing} state={state} noun="runs" />
     </div>
   );
 }
