@@ -1,6 +1,13 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
 import { IProposedCell } from './events';
-import { ISessionRow, validateIndexing, validateSessions } from './listings';
+import {
+  IMcpToken,
+  ISessionRow,
+  validateIndexing,
+  validateMcpTokens,
+  validateNewMcpToken,
+  validateSessions
+} from './listings';
 import { IListingPage, readPages } from './pages';
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
@@ -165,6 +172,21 @@ export async function sessionsPage(
     next: validateNext(body),
     indexing: validateIndexing(body)
   };
+}
+
+/** `GET resolve/api/mcp-tokens`: the tokens made for MCP clients (never the tokens' values). */
+export async function mcpTokens(): Promise<IMcpToken[]> {
+  return validateMcpTokens(await requestJSON('mcp-tokens'));
+}
+
+/** `POST resolve/api/mcp-tokens`: a new token, its value in this answer only. */
+export async function createMcpToken(name?: string): Promise<IMcpToken & { token: string }> {
+  return validateNewMcpToken(await postJSON('mcp-tokens', name ? { name } : {}));
+}
+
+/** `DELETE resolve/api/mcp-tokens/{id}`: revoke a token. */
+export async function revokeMcpToken(id: string): Promise<void> {
+  await requestJSON(`mcp-tokens/${encodeURIComponent(id)}`, { method: 'DELETE' });
 }
 
 /** `POST resolve/api/runs/{id}/cancel`. */

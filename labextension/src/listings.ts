@@ -1,6 +1,7 @@
 /**
  * The answers of the paged listings the panel's tabs read (`GET resolve/api/sessions`, and the
- * `indexing` flag `runs` and `sessions` share), checked where they enter. Pure: no I/O, no DOM.
+ * `indexing` flag `runs` and `sessions` share) and the MCP tokens (`GET/POST
+ * resolve/api/mcp-tokens`), checked where they enter. Pure: no I/O, no DOM.
  */
 import { isObject, optionalString, ShapeError } from './shapes';
 import { StoredSessions } from './state';
@@ -47,4 +48,37 @@ export function validateSessions(body: unknown, stored: StoredSessions = {}): IS
         peer: optionalString(s.peer)
       };
     });
+}
+
+/** An MCP token as `GET resolve/api/mcp-tokens` lists it (never the token itself). */
+export interface IMcpToken {
+  readonly id: string;
+  readonly name: string;
+  /** Epoch seconds. */
+  readonly created: number;
+}
+
+function token(t: unknown): IMcpToken | null {
+  if (!isObject(t) || !optionalString(t.id)) {
+    return null;
+  }
+  return { id: t.id as string, name: typeof t.name === 'string' ? t.name : '', created: seconds(t.created) };
+}
+
+/** Check `GET resolve/api/mcp-tokens`. */
+export function validateMcpTokens(body: unknown): IMcpToken[] {
+  if (!isObject(body) || !Array.isArray(body.tokens)) {
+    throw new ShapeError('mcp-tokens: expected {tokens: [...]}');
+  }
+  return body.tokens.map(token).filter((t): t is IMcpToken => t !== null);
+}
+
+/** Check `POST resolve/api/mcp-tokens`: the new token (shown once) and its listing. */
+export function validateNewMcpToken(body: unknown): IMcpToken & { readonly token: string } {
+  const listed = token(body);
+  const secret = isObject(body) ? optionalString(body.token) : null;
+  if (!listed || !secret) {
+    throw new ShapeError('mcp-tokens: expected {token, id, name, created}');
+  }
+  return { ...listed, token: secret };
 }

@@ -1,6 +1,7 @@
 // The panel's Runs and Sessions tabs read the server's paged listings a page at a time and load
 // the next page as the list is scrolled (issue 33.3). A real JupyterLab (login and XSRF on)
 // whose root holds 130 made-up run logs in 60 sessions: three pages of runs, two of sessions.
+// The Status tab makes, lists and revokes MCP-scoped tokens (issue 31.6).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { labForSuite, openPanel, shot } from './lab.mjs';
@@ -101,5 +102,50 @@ describe('paged Runs and Sessions tabs', { timeout: 600_000 }, () => {
     await list.locator('button', { hasText: 'Refresh' }).click();
     await list.locator('.jp-resolve-load-more').waitFor();
     assert.equal(await rows.count(), PAGE);
+  });
+
+  test('the Status tab makes an MCP token, shows it once with the URL, lists it and revokes it', async () => {
+    const { page } = suite.session;
+    const panel = await openPanel(page);
+    await panel.locator('.jp-resolve-tab', { hasText: 'Status' }).click();
+    const tokens = panel.locator('section[aria-label="MCP tokens"]');
+    await tokens.locator('.jp-resolve-empty', { hasText: 'No MCP tokens.' }).waitFor();
+    await tokens.locator('input[aria-label="Token name"]').fill('my editor');
+    await tokens.locator('button', { hasText: 'New token' }).click();
+    const made = tokens.locator('[aria-label="New MCP token"]');
+    const value = (await made.locator('.jp-resolve-mcp-token-value').innerText()).trim();
+    assert.equal(await made.locator('.jp-resolve-mcp-url').innerText(), suite.lab.url + 'resolve/mcp');
+    await made.locator('button', { hasText: 'Copy token' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), value);
+    const row = tokens.locator('.jp-resolve-mcp-token', { hasText: 'my editor' });
+    await row.waitFor();
+    const id = await row.getAttribute('data-token-id');
+    const listed = await (await suite.lab.api('resolve/api/mcp-tokens')).json();
+    assert.deepEqual(listed.tokens.map(t => [t.id, t.name]), [[id, 'my editor']]);
+    assert.ok(!JSON.stringify(listed).includes(value), 'the server lists no token value');
+    // the shown token opens the MCP endpoint (its initialize answers), and only that
+    const initialize = token =>
+      fetch(suite.lab.url + 'resolve/mcp', {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream'
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }
+        })
+      });
+    assert.equal((await initialize(value)).status, 200);
+    await shot(panel, 'lists-mcp-token-new');
+    await made.locator('button', { hasText: 'Done' }).click();
+    assert.equal(await made.count(), 0, 'the token is not shown again');
+    await row.locator('button', { hasText: 'Revoke' }).click();
+    await tokens.locator('.jp-resolve-empty', { hasText: 'No MCP tokens.' }).waitFor();
+    assert.deepEqual((await (await suite.lab.api('resolve/api/mcp-tokens')).json()).tokens, []);
+    assert.ok([401, 403].includes((await initialize(value)).status), 'a revoked token opens nothing');
   });
 });

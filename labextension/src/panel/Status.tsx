@@ -5,6 +5,7 @@
  */
 import * as React from 'react';
 import { ChatModel } from '../model';
+import { McpTokens } from './McpTokens';
 import { IMcpServer, mcpSummary } from '../status';
 
 function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
@@ -74,6 +75,7 @@ export function Status(props: { readonly model: ChatModel }): JSX.Element {
           ))}
         </ul>
       )}
+      <McpTokens />
     </div>
   );
 }
