@@ -29,6 +29,7 @@ from .contracts.permissions import RunPermissions
 from .contracts.policy import invalid_entries
 from .notebook.kernels import UserKernels
 from .providers.base import Provider
+from .providers.reachability import ProviderHealth
 from .runs.request import RunRequest
 from .runs.run import Run
 from .runs.start import start_run
@@ -55,6 +56,7 @@ class Gateway:
         self.state_dir = services.state_dir
         self.runtime_token = services.runtime_token
         self.provider: Provider = services.provider
+        self.provider_health = ProviderHealth(log)
         self.notes = services.notes
         self.model_list = services.model_list
         self.schemas: list[ToolSchema] = services.schemas
@@ -134,6 +136,7 @@ class Gateway:
             (self.log.info if self._stopping else self.log.error)("jupyter-resolve: %s", exc)
         if self._stopping:
             return  # stop() came during the runtime's start, and ended it
+        self.provider_health.check_soon(self.provider)  # in the background: health shows it
         await self.mcp.discover()
         if self._stopping:
             await self.mcp.stop()  # what the discovery started after stop() stopped the rest
@@ -260,7 +263,11 @@ class Gateway:
             "ok": runtime["state"] == "running" and not drift,
             "version": __version__,
             "runtime": runtime,
-            "provider": {"name": self.config.provider, **self.provider.describe()},
+            "provider": {
+                "name": self.config.provider,
+                **self.provider.describe(),
+                **self.provider_health.describe(self.provider),
+            },
             "drift": drift,
             "config_problems": problems,
             "runs": {"live": sum(1 for r in self.runs.runs.values() if not r.completed)},
@@ -277,6 +284,7 @@ class Gateway:
         self._stopping = True
         if self._cull_task is not None:
             self._cull_task.cancel()
+        self.provider_health.stop()
 
         async def close_internal_listener() -> None:
             server, self._internal_server = self._internal_server, None

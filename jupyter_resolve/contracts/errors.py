@@ -78,7 +78,10 @@ class Unavailable(ResolveError):
 class ProviderError(ResolveError):
     """The provider failed. ``status`` is the HTTP status the gateway answers the runtime with
     (the provider's own status where there was one, 502 when it could not be reached, 504 on a
-    timeout); ``hint`` says what to check; ``retryable`` marks 429/5xx/connection failures."""
+    timeout); ``hint`` says what to check; ``retryable`` marks 429/5xx/connection failures.
+    ``detail`` is the provider's own words (or the connection's failure), key blanked; ``plain``,
+    once the gateway has worded the failure for a person (providers/reachability.py), is what
+    the runtime is answered with."""
 
     code = "provider_error"
 
@@ -91,15 +94,18 @@ class ProviderError(ResolveError):
         hint: str = "",
         retryable: bool = False,
         retry_after: float | None = None,
+        detail: str = "",
     ) -> None:
         super().__init__(message, code=code)
         self.status = status
         self.hint = hint
         self.retryable = retryable
         self.retry_after = retry_after
+        self.detail = detail
+        self.plain = ""
 
     def to_json(self) -> dict[str, object]:
-        text = f"{self.message} — {self.hint}" if self.hint else self.message
+        text = self.plain or (f"{self.message} — {self.hint}" if self.hint else self.message)
         return {"error": {"code": self.code, "message": text, "type": "provider_error"}}
 
 

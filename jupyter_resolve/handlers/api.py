@@ -123,6 +123,7 @@ class HealthHandler(ResolveHandler):
     @authorized("read")
     async def get(self) -> None:
         await self.gateway.start()
+        await self.gateway.provider_health.ready(self.gateway.provider)
         self.answer(self.gateway.health())
 
 

@@ -21,6 +21,7 @@ from tornado.log import access_log
 from ..contracts.bodies import ToolCallRequest
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
 from ..providers.base import Provider
+from ..providers.reachability import ProviderHealth
 from ..providers.wire_names import chunk_from_wire, request_to_wire, stable_order
 from ..runs.manager import RunManager
 from .errors import is_answer, raised, write_resolve_error
@@ -29,11 +30,13 @@ from .streaming import SSEWriter
 
 
 class InternalHost(Protocol):
-    """What the internal endpoints need: the launch token, the provider, and the runs (which
-    own their rounds' fitting, their notes and their tool calls)."""
+    """What the internal endpoints need: the launch token, the provider (and what its calls
+    say about it), and the runs (which own their rounds' fitting, their notes and their tool
+    calls)."""
 
     runtime_token: str
     provider: Provider
+    provider_health: ProviderHealth
     runs: RunManager
 
 
@@ -101,7 +104,8 @@ class InferenceHandler(InternalHandler):
         body = stable_order(runs.fit_round(run_id, restored, size))
         body, names_back = request_to_wire(body)
         watch = notes.watch(run_id, str(body.get("model") or ""))
-        stream = self.gateway.provider.relay(body, run_id)
+        provider = self.gateway.provider
+        stream = provider.relay(body, run_id)
         sse = SSEWriter(self)
         flusher = BurstFlusher(self)
         try:
@@ -116,7 +120,10 @@ class InferenceHandler(InternalHandler):
             sse.data("[DONE]")
             flusher.cancel()
             sse.finish()
+            self.gateway.provider_health.succeeded(provider)
         except ProviderError as exc:
+            # logged with its reason; the runtime (so the run's one run.error) gets plain words
+            exc.plain = self.gateway.provider_health.failed(provider, exc, run_id)
             if not sse.started:
                 raise  # answered as JSON with the provider's status (write_error)
             sse.data(exc.to_json())

@@ -163,8 +163,9 @@ class HTTPProvider(Provider):
         said = self._redact(provider_message(raw))
         message = f"{self.label} at {url} answered {status}: {said}"
         if status in (401, 403):
+            hint = self._auth_hint()
             return ProviderError(
-                message, status=status, code="provider_auth", hint=self._auth_hint()
+                message, status=status, code="provider_auth", hint=hint, detail=said
             )
         if status == 404:
             return ProviderError(
@@ -172,11 +173,13 @@ class HTTPProvider(Provider):
                 status=404,
                 code="provider_not_found",
                 hint="check c.Resolve.model and c.Resolve.base_url",
+                detail=said,
             )
         if status == 429:
             return ProviderError(
                 message,
                 status=429,
+                detail=said,
                 code="provider_rate_limited",
                 retryable=True,
                 retry_after=retry_after(headers.get("retry-after")),
@@ -190,22 +193,26 @@ class HTTPProvider(Provider):
                 retryable=True,
                 retry_after=retry_after(headers.get("retry-after")),
                 hint="the provider failed or is overloaded; try again later",
+                detail=said,
             )
         return ProviderError(
             message,
             status=status,
             code="provider_rejected",
+            detail=said,
             hint="the provider rejected the request; if it rejects stream_options, "
             "set c.Resolve.stream_usage = False",
         )
 
     def _unreachable(self, url: str, exc: Exception) -> ProviderError:
+        why = self._redact(str(exc)) or type(exc).__name__
         return ProviderError(
-            f"cannot reach {self.label} at {url}: {self._redact(str(exc)) or type(exc).__name__}",
+            f"cannot reach {self.label} at {url}: {why}",
             status=502,
             code="provider_unreachable",
             retryable=True,
             hint="check c.Resolve.base_url and that the server is running",
+            detail=why,
         )
 
     def _timeout(self, url: str, exc: Exception) -> ProviderError:
