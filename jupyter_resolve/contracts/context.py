@@ -12,7 +12,7 @@ cut.
 
 Fitting sheds in steps, so that each prompt extends the one before and a provider's prefix
 cache keeps working (DESIGN 10.6): over the budget, outputs are elided down to ``LOW_WATER`` of
-it (and, with a summary to stand in for them, the oldest turns dropped down to it too), and
+it (and when that is not enough, the oldest turns are dropped down to it too), and
 that state (``elided_tools``: the first n tool messages are elided) is applied as it is to
 every later round and turn until the budget is crossed again. The caller keeps the count (the
 run and its log); nothing earlier in a prompt changes between two steps. A turn that would
@@ -281,9 +281,9 @@ def fit(
     elided_tools: int = 0,
 ) -> Assembly:
     """Fit the transcript into ``window`` minus the answer's room (see the module doc), the
-    first ``elided_tools`` tool messages elided as the session's last step left them. When
-    turns must be dropped, ``summary_room`` more tokens are freed for the summary that will
-    stand in for them, and they are dropped down to ``LOW_WATER`` of the budget."""
+    first ``elided_tools`` tool messages elided as the session's last step left them. Turns
+    are dropped down to ``LOW_WATER`` of the budget, ``summary_room`` more tokens freed for the
+    summary that will stand in for them (if any), when eliding alone does not reach it."""
     budget = window - answer_room(window)
     history = list(transcript)
     _elide_leading(history, elided_tools)
@@ -304,10 +304,10 @@ def fit(
     if last >= 0:
         assembly.elided_tools = _tools_through(history, last)
     # 2. Drop the oldest whole turns (a turn: a user message and what followed it).
-    if total > (low if summary_room else budget):
-        # With a summary (a model call) drop down to the low-water mark, so that the next
-        # turns fit without another; without one, drop no more than needed.
-        target = low - summary_room if summary_room else budget
+    if total > low:
+        # down to the low-water mark too, so that the next turns fit without another step
+        # (turns dropped without a summary stay out: runs/transcript.py keeps them out)
+        target = low - summary_room
         starts = _turn_starts(history)
         cut = 0
         for n, start in enumerate(starts):

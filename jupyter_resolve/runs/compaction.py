@@ -58,8 +58,10 @@ def summarizing(
 
     async def prepare(run: Run, body: AgentChatBody) -> AgentChatBody:
         compacted = dict(assembly.compacted or {})
-        # what the elision state counts from (runs/transcript.py): the history as sent
+        # what the elision state counts from (runs/transcript.py): the history as sent,
+        # after the transcript's messages left out (none once a summary stands for them)
         compacted["history_messages"] = len(assembly.history)
+        compacted["left_out_messages"] = len(assembly.dropped)
         request = summary_request(
             assembly.dropped,
             model=body.model,
@@ -89,6 +91,7 @@ def summarizing(
             summarized_runs=list(covered_runs),
             summary_sha256=hashlib.sha256(summary.encode()).hexdigest(),
             history_messages=len(assembly.history) + 1,
+            left_out_messages=0,
             after_tokens=assembly.after_tokens + message_tokens(message, ratio),
         )
         compacted["note"] = compacted.get("note", "") + f"; {len(covered_runs)} summarized"

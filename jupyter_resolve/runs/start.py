@@ -81,8 +81,10 @@ def start_run(host: RunHost, request: RunRequest) -> Run:
     plan = _plan(host, request)
     body, assembly = _assemble(host, request.chat, plan)
     manifest, context = _record(host.config, plan, body)
-    # the elision state a step left (contracts.context): the next round and turn keep it
+    # the state a step left (contracts.context): the next round and turn keep it
     context["elided_tools"] = assembly.elided_tools if assembly is not None else 0
+    skipped = plan.history.left_out_for(host.config.compaction_summaries)
+    context["left_out_messages"] = skipped + (len(assembly.dropped) if assembly else 0)
     soul = plan.soul.name if plan.soul else None
     run = host.runs.start(
         body,
@@ -157,6 +159,7 @@ def _assemble(
 ) -> tuple[AgentChatBody, Assembly | None]:
     """The runtime's request body (contracts/chat_body.py), the mentions described in it."""
     config = host.config
+    skip = plan.history.left_out_for(config.compaction_summaries)  # a step left them out
     body, assembly = assemble_chat(
         chat,
         run_id=new_id("run"),
@@ -166,11 +169,11 @@ def _assemble(
         soul_prompt=plan.soul.system_prompt() if plan.soul else "",
         rounds=plan.limits.rounds,
         instructions=plan.instructions,
-        transcript=plan.history.messages if plan.continuing else None,
+        transcript=plan.history.messages[skip:] if plan.continuing else None,
         window=config.context_tokens,
         ratio=plan.history.ratio,
         summarize=config.compaction_summaries,
-        elided_tools=plan.history.elided_tools,
+        elided_tools=plan.history.elided_for(config.compaction_summaries),
     )
     if chat.mentions:
         undescribed = [m.name for m in chat.mentions if m.description is None]

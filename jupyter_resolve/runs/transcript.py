@@ -11,8 +11,9 @@ transcript from then on: the summary opens it, standing for the runs it names (t
 summary wins: it summarized the one before).
 
 The elision state the session's last run ended with (``elided_tools``: a step elided the first n
-tool messages, contracts/context.py) carries over to the next turn when the transcript still
-starts as that run's history did, so the next prompt extends the last one.
+tool messages, contracts/context.py; ``left_out``: the leading messages a step without a summary
+left out) carries over to the next turn when the transcript is still that run's history and its
+own messages, so the next prompt extends the last one.
 """
 
 from __future__ import annotations
@@ -53,10 +54,20 @@ class SessionHistory:
     turn_runs: list[str | None] = field(default_factory=list)
     summarized: tuple[str, ...] = ()
     elided_tools: int = 0
+    left_out: int = 0
+
+    def left_out_for(self, summaries: bool) -> int:
+        """The leading messages to leave out before fitting: those the last step without a
+        summary left out (with summaries on, the next step summarizes them instead)."""
+        return 0 if summaries else self.left_out
+
+    def elided_for(self, summaries: bool) -> int:
+        """The elision state to fit with (it counts from after the messages left out)."""
+        return self.elided_tools if self.left_out_for(summaries) == self.left_out else 0
 
 
-# messages, ratio, summary, (elided_tools, history_messages) as the run ended
-_Folded = tuple[list[Message], float, Summary | None, tuple[int, int]]
+# messages, ratio, summary, (elided_tools, history_messages, left_out_messages) as it ended
+_Folded = tuple[list[Message], float, Summary | None, tuple[int, int, int]]
 
 
 class SessionTranscripts:
@@ -98,7 +109,7 @@ class SessionTranscripts:
         """The transcript of ``session_id`` (empty for a new session)."""
         result = SessionHistory()
         turns: list[tuple[str, list[Message]]] = []
-        elision = (0, -1)
+        elision = (0, -1, 0)
         summary: Summary | None = None
         for row in self.runs.session_rows(session_id):
             result.peers.add(row.peer)
@@ -123,9 +134,10 @@ class SessionTranscripts:
                 result.messages.extend(messages)
                 result.turn_runs.append(run_id)
         # the last run's state holds when its history is what comes before its messages
-        elided, history_messages = elision
-        if before >= 0 and result.turn_runs[-1] == turns[-1][0] and history_messages == before:
-            result.elided_tools = elided
+        elided, history_messages, left_out = elision
+        last = before >= 0 and result.turn_runs[-1] == turns[-1][0]
+        if last and left_out + history_messages == before:
+            result.elided_tools, result.left_out = elided, left_out
         return result
 
 
@@ -140,9 +152,10 @@ def _summary(events: list[Event]) -> Summary | None:
     return None
 
 
-def _elision(events: list[Event]) -> tuple[int, int]:
-    """The elision state a run ended with and the length of the history it counts from."""
-    elided, history_messages = 0, -1
+def _elision(events: list[Event]) -> tuple[int, int, int]:
+    """The elision state a run ended with, the length of the history it counts from and the
+    transcript's messages left out before that history."""
+    elided, history_messages, left_out = 0, -1, 0
     for event in events:
         data = event.data
         if event.type == "run.started":
@@ -153,7 +166,9 @@ def _elision(events: list[Event]) -> tuple[int, int]:
             elided = data["elided_tools"]
         if isinstance(data.get("history_messages"), int):
             history_messages = data["history_messages"]
-    return elided, history_messages
+        if isinstance(data.get("left_out_messages"), int):
+            left_out = data["left_out_messages"]
+    return elided, history_messages, left_out
 
 
 def _measured_ratio(events: list[Event], previous: float) -> float:

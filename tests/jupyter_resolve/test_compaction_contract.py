@@ -16,7 +16,7 @@ from jupyter_resolve.contracts.compaction import (
     summary_request,
     summary_room,
 )
-from jupyter_resolve.contracts.context import answer_room, fit_round
+from jupyter_resolve.contracts.context import LOW_WATER, answer_room, fit_round
 from tests.jupyter_resolve.test_transcript import long_session, pairs_whole
 
 WINDOW = 8_000
@@ -36,13 +36,15 @@ def assemble(transcript: list[dict[str, Any]], *, summarize: bool) -> Any:
     )
 
 
-def test_with_a_summary_turns_are_dropped_to_three_quarters_less_its_room() -> None:
+def test_turns_are_dropped_to_the_low_water_mark_less_the_summarys_room() -> None:
     transcript = long_session()
     budget = WINDOW - answer_room(WINDOW)
+    low = int(budget * LOW_WATER)
     body, plain = assemble(transcript, summarize=False)
     body, summarized = assemble(transcript, summarize=True)
-    assert plain.after_tokens <= budget and plain.after_tokens > budget * 3 // 4
-    assert summarized.after_tokens <= budget * 3 // 4 - summary_room(budget)
+    # a step: well below the budget, so that the next turns fit without another
+    assert plain.after_tokens <= low and plain.after_tokens > low - summary_room(budget)
+    assert summarized.after_tokens <= low - summary_room(budget)
     assert summarized.dropped_turns > plain.dropped_turns
     assert summarized.dropped[0]["role"] == "user" and pairs_whole(summarized.dropped)
     assert body.history[0]["role"] == "user" and pairs_whole(body.history)
@@ -77,7 +79,7 @@ def test_the_offline_summary_lists_the_persons_requests_across_summaries() -> No
 
 def a_round(history_turns: int, output: str) -> list[dict[str, Any]]:
     """system, a transcript, the run's message, its call and the result it is answering."""
-    own = [
+    own: list[dict[str, Any]] = [
         {"role": "user", "content": "the run's question"},
         {
             "role": "assistant",
@@ -117,7 +119,7 @@ def test_a_request_that_surely_fits_is_not_counted_and_one_that_may_not_is() -> 
 
     args = {str(i): i for i in range(300)}  # str() of an object is longer than its JSON
     call = {"id": "c", "type": "function", "function": {"name": "python", "arguments": args}}
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "c", "content": "x" * 3000},
