@@ -85,12 +85,10 @@ function chatService(shell: ILabShell, panel: ResolvePanel, model: ChatModel): I
     },
     askAboutNotebook: notebook => {
       shell.activateById(panel.id);
-      if (model.bindNotebook(notebook)) {
-        panel.focusInput();
-      } else {
-        panel.setTab('chat');
-      }
+      model.bindNotebook(notebook);
+      panel.focusInput();
     },
+    followNotebook: notebook => model.followNotebook(notebook),
     setNotebookActions: actions => {
       model.decisions.notebookActions = actions;
     }
@@ -151,6 +149,10 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ): void => {
     chat.setNotebookActions(notebookActions(app, tracker));
+    // the chip names the notebook in front: switching notebooks moves a bound chat along
+    tracker.currentChanged.connect((_, current) =>
+      chat.followNotebook(current?.context.path ?? null)
+    );
     app.commands.addCommand(CommandIDs.askAboutNotebook, {
       label: 'Ask Resolve about this notebook',
       caption: 'Chat about this notebook: its tools act on it, and @name mentions its variables',
@@ -167,7 +169,12 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.askAboutCell, {
       label: 'Ask Resolve about this cell',
       isEnabled: () => tracker.activeCell !== null,
-      execute: () => askAboutCell(tracker, chat)
+      execute: () =>
+        askAboutCell(
+          tracker,
+          app.contextMenuHitTest(n => n.classList.contains('jp-Cell')),
+          chat
+        )
     });
     app.commands.addCommand(CommandIDs.promoteOutput, {
       label: 'Promote output',

@@ -81,6 +81,26 @@ export function mentionedNames(text: string, known: Iterable<string>): string[] 
   return found;
 }
 
+/** The `@names` in `text` that are not among `known` (nothing to resolve them to), once each. */
+export function unknownMentions(text: string, known: Iterable<string>): string[] {
+  const names = new Set(known);
+  const found: string[] = [];
+  for (const match of text.matchAll(MENTION)) {
+    const name = match[2];
+    if (!names.has(name) && !found.includes(name)) {
+      found.push(name);
+    }
+  }
+  return found;
+}
+
+/** The note shown before sending a message whose `@names` resolve to nothing. */
+export function unknownMentionsNote(names: readonly string[], notebook: string): string {
+  const listed = names.map(n => `@${n}`).join(', ');
+  const verb = names.length === 1 ? 'is not a variable' : 'are not variables';
+  return `${listed} ${verb} in ${notebook}'s kernel, so the model would not be told about it. Send again to send the message as it is.`;
+}
+
 /** What the completion list shows after a name: its type and shape, e.g. "DataFrame (3, 2)". */
 export function variableHint(variable: IVariable): string {
   const dims = variable.shape;

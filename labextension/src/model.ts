@@ -83,9 +83,12 @@ export class ChatModel {
     this._emit();
   }
 
-  /** Describe the model answering, e.g. "offline scripted model". */
+  /**
+   * The model the next run will use, e.g. "openai · gpt-4o" or "offline scripted model": the
+   * picker's choice, else the server's default (not the model of the last run).
+   */
   get modelLabel(): string {
-    return this.server.modelLabel(this.turns[this.turns.length - 1]?.run.model);
+    return this.server.modelLabel(this.model || this.server.models?.default);
   }
 
   /** The project instructions the session's latest run read, and that run's id. */
@@ -124,24 +127,25 @@ export class ChatModel {
   }
 
   /**
-   * Bind the chat to a notebook (null: unbind). A new session starts unless this one is
-   * empty, so the conversation is about that notebook; false while an answer streams.
+   * Bind the chat to a notebook (null: unbind): the next messages name it. The conversation so
+   * far stays in view (a running answer goes on about the notebook it was sent with).
    */
-  bindNotebook(path: string | null): boolean {
-    if (this._streaming) {
-      this.notice = 'Stop the running answer before starting a notebook chat.';
-      this._emit();
-      return false;
-    }
-    if (path !== null && this.turns.length) {
-      this.newSession();
+  bindNotebook(path: string | null): void {
+    if (path === this.notebook) {
+      return;
     }
     this.notebook = path;
     this.variables.list = null;
     this.variables.note = null;
     this._state.setNotebook(path);
     this._emit();
-    return true;
+  }
+
+  /** The notebook in front changed: a chat bound to a notebook follows it. */
+  followNotebook(path: string | null): void {
+    if (this.notebook !== null && path !== null) {
+      this.bindNotebook(path);
+    }
   }
 
   /** The current session's transcript as the server keeps it (null: no session yet). */

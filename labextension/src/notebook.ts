@@ -77,13 +77,41 @@ export function outputAt(
   return index < 0 ? null : { cell, index };
 }
 
-/** "Ask Resolve about this cell": ask for the question, then send it with the cell. */
-export async function askAboutCell(tracker: INotebookTracker, chat: IResolveChat): Promise<void> {
+/**
+ * The cell a context menu was opened on (`node`, inside it) and its notebook; without a node
+ * (the palette, a shortcut) the active cell of the current notebook.
+ */
+export function cellAt(
+  tracker: INotebookTracker,
+  node: HTMLElement | undefined
+): { panel: NotebookPanel; cell: Cell } | null {
+  const cellNode = node?.closest('.jp-Cell');
+  if (cellNode) {
+    const panel = tracker.find(p => p.node.contains(cellNode));
+    const cell = panel?.content.widgets.find(w => w.node === cellNode);
+    if (panel && cell) {
+      return { panel, cell };
+    }
+  }
   const panel = tracker.currentWidget;
   const cell = tracker.activeCell;
-  if (!panel || !cell) {
+  return panel && cell ? { panel, cell } : null;
+}
+
+/**
+ * "Ask Resolve about this cell": ask for the question, then send it with the cell that was
+ * right-clicked (which need not be the active one).
+ */
+export async function askAboutCell(
+  tracker: INotebookTracker,
+  node: HTMLElement | undefined,
+  chat: IResolveChat
+): Promise<void> {
+  const hit = cellAt(tracker, node);
+  if (!hit) {
     return;
   }
+  const { panel, cell } = hit;
   const answer = await InputDialog.getText({
     title: 'Ask Resolve about this cell',
     label: 'Your question',

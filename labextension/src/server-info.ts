@@ -26,17 +26,17 @@ export class ServerInfo {
     return this.modelsError ?? modelsNote(this.models);
   }
 
-  /** The model answering, e.g. "offline scripted model", "openai · gpt-4o" (`live`: a run's). */
-  modelLabel(live?: string): string {
+  /** A model's label, e.g. "offline scripted model", "openai · gpt-4o" (`named`: else the default). */
+  modelLabel(named?: string): string {
     const health = this.health;
     if (health?.providerName === 'scripted') {
       return 'offline scripted model';
     }
     if (health) {
-      const model = live || health.model;
+      const model = named || health.model;
       return model ? `${health.providerName} · ${model}` : health.providerName;
     }
-    return live || 'model unknown';
+    return named || 'model unknown';
   }
 
   async refreshHealth(): Promise<void> {

@@ -17,6 +17,8 @@ export interface IResolveChat {
    * act on it and `@name` completes its kernel's variables. Opens the panel.
    */
   askAboutNotebook(notebook: string): void;
+  /** The notebook in front is now `notebook` (null: none): a bound chat follows it. */
+  followNotebook(notebook: string | null): void;
   /** How the panel reads and changes notebooks (the notebook plugin provides it). */
   setNotebookActions(actions: INotebookActions): void;
 }

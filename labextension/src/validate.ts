@@ -73,6 +73,12 @@ export interface IHealth {
   readonly ok: boolean;
   readonly providerName: string;
   readonly model: string;
+  /** Whether the provider answered its last check (`provider.reachable`); null: not checked. */
+  readonly reachable: boolean | null;
+  /** Why it did not, in plain words (`provider.error`). */
+  readonly providerError: string | null;
+  /** The setting to change, e.g. `c.Resolve.base_url` (`provider.setting`). */
+  readonly providerSetting: string | null;
   readonly problems: string[];
   /** `c.Resolve.allow_remote_images`; false unless the server says true. */
   readonly allowRemoteImages: boolean;
@@ -112,6 +118,10 @@ export function validateHealth(body: unknown): IHealth {
     ok: body.ok === true,
     providerName: String(provider.name ?? 'unknown'),
     model: String(provider.model ?? ''),
+    reachable: typeof provider.reachable === 'boolean' ? provider.reachable : null,
+    providerError: typeof provider.error === 'string' && provider.error ? provider.error : null,
+    providerSetting:
+      typeof provider.setting === 'string' && provider.setting ? provider.setting : null,
     problems,
     allowRemoteImages: body.allow_remote_images === true,
     sandbox: validateSandbox(body.sandbox),

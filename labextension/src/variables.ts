@@ -1,5 +1,6 @@
 /** The bound notebook's kernel variables, for `@name`: loaded when asked, one load at a time. */
 import * as api from './api';
+import { unknownMentions } from './mentions';
 import { describeError, ResolveRequestError } from './request';
 import { IVariable } from './validate';
 
@@ -21,6 +22,15 @@ export class NotebookVariables {
     // one request at a time: typing `@` asks, and so may a send right after
     this._loading ??= this._load().finally(() => (this._loading = null));
     return this._loading;
+  }
+
+  /** The `@names` of `text` that are none of the kernel's variables as they are now. */
+  async unknownIn(text: string): Promise<string[]> {
+    if (!unknownMentions(text, []).length) {
+      return []; // no @name at all: nothing to ask the kernel
+    }
+    await this.load();
+    return unknownMentions(text, (this.list ?? []).map(v => v.name));
   }
 
   private async _load(): Promise<void> {

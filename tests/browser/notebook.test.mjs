@@ -66,7 +66,7 @@ function toolResultAfter(prompt) {
 }
 
 async function answered(panel) {
-  await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+  await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
 }
 
 /** Type into the message box and send with Enter. */

@@ -71,7 +71,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     const card = panel.locator('.jp-resolve-tool').last();
     await card.locator('.jp-resolve-tool-name', { hasText: 'python' }).waitFor();
     await card.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor({ timeout: 120_000 });
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     const text = await panel.locator('.jp-resolve-assistant').last().innerText();
     assert.match(text, /scripted/i);
     assert.match(text, /rounds \d/);
@@ -90,7 +90,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await image.waitFor();
     const loaded = await image.evaluate(img => img.complete && img.naturalWidth > 0);
     assert.ok(loaded, 'the SVG loaded as an image');
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     await image.scrollIntoViewIfNeeded();
     await shot(panel.locator('.jp-resolve-tool').last(), '02-image');
   });
@@ -114,7 +114,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     panel = await openPanel(page);
     const card = panel.locator('.jp-resolve-tool').last();
     await card.locator('.jp-resolve-tool-output', { hasText: 'slept well' }).waitFor();
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     assert.ok(
       resumed.some(id => id !== null && Number(id) > 0),
       `a reattach sent Last-Event-ID (saw ${JSON.stringify(resumed)})`
@@ -271,7 +271,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await panel
       .locator('.jp-resolve-assistant')
       .last()
-      .locator('.jp-resolve-footer', { hasText: /stop/ })
+      .locator('.jp-resolve-footer', { hasText: /done/ })
       .waitFor();
     await shot(panel, '13-ask-about-cell');
   });
@@ -286,7 +286,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await steps.first().waitFor();
     assert.ok((await steps.count()) >= 2, 'the chain has steps');
     const answer = panel.locator('.jp-resolve-assistant').last();
-    await answer.locator('.jp-resolve-footer', { hasText: /stop|budget|error|cancelled/ }).waitFor({ timeout: 120_000 });
+    await answer.locator('.jp-resolve-footer', { hasText: /done|budget|error|cancelled/ }).waitFor({ timeout: 120_000 });
     assert.equal(await steps.locator('.jp-mod-active').count(), 0, 'no step left running');
     await shot(panel, '12-task-steps');
     await panel.locator('select[aria-label="Mode"]').selectOption('chat');
@@ -318,7 +318,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     await page.keyboard.type('Hello from the keyboard');
     await page.keyboard.press('Enter');
     await panel.locator('.jp-resolve-user', { hasText: 'Hello from the keyboard' }).waitFor();
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     // Shift+Tab walks back to the tabs (one tab stop: the selected tab); arrows move between them
     const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
     for (let i = 0; i < 40 && !(await focusedId()).startsWith('jp-resolve-tab-'); i++) {
@@ -349,7 +349,7 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     });
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');
     await panel.locator('.jp-resolve-tool-output', { hasText: '42' }).last().waitFor();
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     const box = await panel.boundingBox();
     assert.ok(box && box.width <= 330, `panel width ${box?.width}`);
     const overflow = await panel.evaluate(n => n.querySelector('.jp-resolve-messages').scrollWidth - n.querySelector('.jp-resolve-messages').clientWidth);
@@ -373,7 +373,7 @@ describe('approvals', { timeout: 900_000 }, () => {
     await shot(panel, '10-approval-waiting');
     await panel.locator('.jp-resolve-approval button', { hasText: 'Approve' }).click();
     await panel.locator('.jp-resolve-tool-output', { hasText: '42' }).waitFor({ timeout: 90_000 });
-    await panel.locator('.jp-resolve-footer', { hasText: 'stop' }).last().waitFor();
+    await panel.locator('.jp-resolve-footer', { hasText: 'done' }).last().waitFor();
     await shot(panel, '11-approved');
   });
 
@@ -384,7 +384,7 @@ describe('approvals', { timeout: 900_000 }, () => {
     const answer = panel.locator('.jp-resolve-assistant').last();
     await answer.locator('.jp-resolve-approval').waitFor({ timeout: 90_000 });
     await answer.locator('.jp-resolve-approval button', { hasText: 'Deny' }).click();
-    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 90_000 });
+    await answer.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 90_000 });
     const card = answer.locator('.jp-resolve-tool').first();
     assert.equal(await card.locator('.jp-resolve-tool-status').innerText(), 'denied');
     assert.equal(await answer.locator('.jp-resolve-tool-output', { hasText: 'never printed' }).count(), 0);
@@ -397,7 +397,7 @@ describe('approvals', { timeout: 900_000 }, () => {
     await panel.locator('select[aria-label="Mode"]').selectOption('task');
     await send(page, 'Run this:\n```python\nprint(6*7)\n```');
     const answer = panel.locator('.jp-resolve-assistant').last();
-    const footer = answer.locator('.jp-resolve-footer', { hasText: /stop|budget|error|cancelled/ });
+    const footer = answer.locator('.jp-resolve-footer', { hasText: /done|budget|error|cancelled/ });
     const approve = answer.locator('.jp-resolve-approval button', { hasText: 'Approve' });
     let approved = 0;
     // each step that runs Python asks once; approve until the chain ends
@@ -411,7 +411,7 @@ describe('approvals', { timeout: 900_000 }, () => {
       await page.waitForTimeout(250);
     }
     assert.ok(approved >= 1, 'a step asked for approval');
-    assert.match(await footer.innerText(), /stop/);
+    assert.match(await footer.innerText(), /done/);
     await answer.locator('.jp-resolve-tool-output', { hasText: '42' }).first().waitFor();
     assert.equal(await answer.locator('.jp-resolve-tool-waiting').count(), 0);
     await shot(panel, '15-task-approved');

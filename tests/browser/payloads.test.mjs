@@ -156,7 +156,7 @@ describe('script payloads stay inert', { timeout: 600_000 }, () => {
 
     await send(page, 'Show me everything');
     const answer = panel.locator('.jp-resolve-assistant').last();
-    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 180_000 });
+    await answer.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 180_000 });
     await answer.locator('.jp-resolve-markdown', { hasText: 'Done' }).waitFor();
     assert.equal(await answer.locator('.jp-resolve-tool').count(), 3);
     await answer.locator('.jp-resolve-html', { hasText: 'tool html' }).waitFor();

@@ -18,7 +18,7 @@ async function lastRun(lab, panel) {
 }
 
 async function answered(panel) {
-  await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+  await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
 }
 
 describe('sessions in the panel', { timeout: 600_000 }, () => {

@@ -80,7 +80,7 @@ describe('the model picker, the footer and the MCP servers', { timeout: 600_000 
     await picker().selectOption('fake-large');
     await send(page, 'Say hello.');
     const answer = panel.locator('.jp-resolve-assistant').last();
-    const footer = answer.locator('.jp-resolve-footer', { hasText: 'stop' });
+    const footer = answer.locator('.jp-resolve-footer', { hasText: 'done' });
     await footer.waitFor();
     assert.equal(fake.requests.at(-1).model, 'fake-large');
     // 50 uncached × $10 + 900 read × $1 + 50 written × $12.5 + 34 out × $20, per million
@@ -96,7 +96,7 @@ describe('the model picker, the footer and the MCP servers', { timeout: 600_000 
     // back to the default: no model in the body, the server's default answers
     await picker().selectOption('');
     await send(page, 'Say hello again.');
-    await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor();
+    await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor();
     assert.equal(fake.requests.at(-1).model, 'fake-small');
     // a price unknown for the model: tokens, no cost
     assert.equal(
@@ -195,7 +195,7 @@ describe('the model picker, the footer and the MCP servers', { timeout: 600_000 
     await card.locator('.jp-resolve-tool-name', { hasText: 'mcp.time.get_current_time' }).waitFor();
     // MCP tools wait for a person (the default approval policy)
     await card.locator('button', { hasText: 'Approve' }).click();
-    await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor();
+    await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor();
     assert.match(await card.locator('.jp-resolve-tool-output').innerText(), /UTC/);
     await send(page, 'Show me a tiny image.');
     card = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-tool').first();

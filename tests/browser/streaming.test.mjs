@@ -108,7 +108,7 @@ describe('streamed answers', { timeout: 600_000 }, () => {
       return seen.length >= 2 || window.__resolveAnswerStates.some(s => s.ended);
     });
     await shot(panel, '16-streaming-570px');
-    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+    await answer.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
     await answer.locator('.jp-resolve-markdown', { hasText: 'That is all of it.' }).waitFor();
 
     const seen = await states();
@@ -151,7 +151,7 @@ describe('streamed answers', { timeout: 600_000 }, () => {
     assert.ok(live, 'the run is live while its card shows the printed line');
     writeFileSync(join(suite.lab.root, '.resolve', 'sessions', live.session_id, 'work', 'go.txt'), '');
     const answer = panel.locator('.jp-resolve-assistant').last();
-    await answer.locator('.jp-resolve-footer', { hasText: 'stop' }).waitFor({ timeout: 120_000 });
+    await answer.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
     assert.match(await card.locator('.jp-resolve-tool-output').innerText(), /go seen/);
     assert.match(await card.locator('.jp-resolve-tool-status').innerText(), /done/);
     assert.deepEqual(suite.session.errors, []);

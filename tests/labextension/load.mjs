@@ -19,4 +19,5 @@ export const proposal = require(built + 'proposal.js');
 export const transcript = require(built + 'transcript.js');
 export const status = require(built + 'status.js');
 export const throttle = require(built + 'throttle.js');
+export const plain = require(built + 'plain.js');
 export const listings = require(built + 'listings.js');

@@ -3,6 +3,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { compactionLine, emptySummary, usageLine } from '../labels';
 import { ChatModel } from '../model';
+import { plainErrors, reasonLabel, summaryWithoutShownErrors } from '../plain';
 import { ICompaction, IRunView } from '../run';
 import { ITurn } from '../turn';
 import { ProposalCard } from './Proposal';
@@ -42,7 +43,9 @@ function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.
         {usageLine(run)}
       </span>
       <span>{seconds.toFixed(1)} s</span>
-      {run.reason && <span className={`jp-resolve-reason-${run.reason}`}>{run.reason}</span>}
+      {run.reason && (
+        <span className={`jp-resolve-reason-${run.reason}`}>{reasonLabel(run.reason)}</span>
+      )}
     </div>
   );
 }
@@ -89,7 +92,10 @@ export function Answer(props: {
   readonly live: boolean;
 }): JSX.Element {
   const { run } = props.turn;
-  const summary = emptySummary(run);
+  // provider errors once, in plain words; the summary under them need not repeat them
+  const errors = plainErrors(run.errors);
+  const empty = emptySummary(run);
+  const summary = empty && summaryWithoutShownErrors(empty, errors);
   return (
     <div className="jp-resolve-message jp-resolve-assistant" data-run-id={run.runId}>
       <Steps run={run} />
@@ -131,7 +137,7 @@ export function Answer(props: {
       {props.live && run.parts.every(p => p.kind === 'compaction') && (
         <div className="jp-resolve-pending">Thinking…</div>
       )}
-      {run.errors.map((e, i) => (
+      {errors.map((e, i) => (
         <div key={`e${i}`} className="jp-resolve-error" role="alert">
           {e}
         </div>

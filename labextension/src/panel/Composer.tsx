@@ -5,6 +5,7 @@ import {
   IMentionQuery,
   matchVariables,
   mentionAt,
+  unknownMentionsNote,
   variableHint
 } from '../mentions';
 import { ChatModel } from '../model';
@@ -155,6 +156,40 @@ function useCaretAfterRender(
   return caretTo;
 }
 
+/**
+ * A message whose `@names` resolve to nothing in the bound notebook's kernel is held once, with
+ * a note saying so; sending the same text again sends it as it is.
+ */
+function useUnknownMentions(model: ChatModel): {
+  readonly held: { readonly text: string; readonly note: string } | null;
+  readonly holds: (text: string) => Promise<boolean>;
+} {
+  const [held, setHeld] = React.useState<{ text: string; note: string } | null>(null);
+  const holds = async (text: string) => {
+    const notebook = model.notebook;
+    if (notebook && held?.text !== text) {
+      const unknown = await model.variables.unknownIn(text);
+      if (unknown.length) {
+        const why = model.variables.note ? ` (${model.variables.note})` : '';
+        setHeld({ text, note: unknownMentionsNote(unknown, notebook) + why });
+        return true;
+      }
+    }
+    setHeld(null);
+    return false;
+  };
+  return { held, holds };
+}
+
+/** Why a message was held: its `@names` resolve to nothing. */
+function UnknownNote(props: { readonly note: string }): JSX.Element {
+  return (
+    <div className="jp-resolve-mention-unknown" role="note">
+      {props.note}
+    </div>
+  );
+}
+
 /** The message box, with `@name` completion of the bound notebook's variables. */
 export function Composer(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
@@ -182,11 +217,12 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
     caretTo.current = done.caret;
     setMention(null);
   };
-  const send = () => {
-    if (!text.trim() || model.busy) {
+  const unknown = useUnknownMentions(model);
+  const send = async () => {
+    const value = text;
+    if (!value.trim() || model.busy || (await unknown.holds(value))) {
       return;
     }
-    const value = text;
     setText('');
     setMention(null);
     void model.send(value);
@@ -198,6 +234,7 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
     <div className="jp-resolve-composer">
       <BoundNotebook model={model} />
       {mention && <MentionList model={model} query={mention} active={active} onPick={pick} />}
+      {unknown.held?.text === text && <UnknownNote note={unknown.held.note} />}
       <textarea
         ref={input}
         className="jp-resolve-input"
@@ -223,11 +260,11 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
         onKeyDown={e => {
           if (!mentionKey(e, keys) && sends(e.nativeEvent, model.settings.sendKey)) {
             e.preventDefault();
-            send();
+            void send();
           }
         }}
       />
-      <SendOrStop model={model} text={text} send={send} />
+      <SendOrStop model={model} text={text} send={() => void send()} />
     </div>
   );
 }

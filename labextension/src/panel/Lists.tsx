@@ -3,6 +3,7 @@ import { Clipboard } from '@jupyterlab/apputils';
 import * as React from 'react';
 import * as api from '../api';
 import { ChatModel } from '../model';
+import { reasonLabel } from '../plain';
 import { describeError } from '../request';
 import { ISessionRow } from '../listings';
 import { IArtifact, IRunInfo } from '../validate';
@@ -102,8 +103,8 @@ export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => 
             >
               <span className="jp-resolve-row-title">{r.prompt || r.run_id}</span>
               <span className="jp-resolve-row-meta">
-                {r.status === 'running' ? 'running' : r.reason} · {r.soul ?? 'default'} ·{' '}
-                {r.events} events · {when(r.started_at * 1000)}
+                {r.status === 'running' ? 'running' : reasonLabel(r.reason ?? '')} ·{' '}
+                {r.soul ?? 'default'} · {when(r.started_at * 1000)}
                 {r.ended_at !== null && ` · ${(r.ended_at - r.started_at).toFixed(1)} s`}
                 {usage(r)}
               </span>

@@ -1,6 +1,16 @@
 /** The right-sidebar panel: a header (model, soul, mode), tabs, and the active view. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { ReactWidget, UseSignal } from '@jupyterlab/ui-components';
+import {
+  consoleIcon,
+  historyIcon,
+  imageIcon,
+  LabIcon,
+  listIcon,
+  ReactWidget,
+  runningIcon,
+  textEditorIcon,
+  UseSignal
+} from '@jupyterlab/ui-components';
 import * as React from 'react';
 import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
@@ -19,6 +29,15 @@ const LABELS: { [t in Tab]: string } = {
   runs: 'Runs',
   artifacts: 'Artifacts',
   status: 'Status'
+};
+/** In a narrow sidebar a tab shows its icon only (its label on hover), so the tabs fit one row. */
+const ICONS: { [t in Tab]: LabIcon } = {
+  chat: consoleIcon,
+  transcript: textEditorIcon,
+  sessions: historyIcon,
+  runs: runningIcon,
+  artifacts: imageIcon,
+  status: listIcon
 };
 
 /** The model picker: the server's list (`GET resolve/api/models`), the default first. */
@@ -80,7 +99,7 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   return (
     <div className="jp-resolve-header">
-      <span className="jp-resolve-model" title="The model answering">
+      <span className="jp-resolve-model" title="The model the next answer uses">
         {model.modelLabel}
       </span>
       {model.server.health?.sandbox && (
@@ -172,6 +191,7 @@ function PanelView(props: {
             aria-selected={panel.tab === t}
             aria-controls="jp-resolve-tabpanel"
             tabIndex={panel.tab === t ? 0 : -1 /* one tab stop; the arrow keys move between tabs */}
+            title={LABELS[t]}
             className={`jp-resolve-tab ${panel.tab === t ? 'jp-mod-current' : ''}`}
             onClick={() => select(t)}
             onKeyDown={e => {
@@ -193,7 +213,8 @@ function PanelView(props: {
               }
             }}
           >
-            {LABELS[t]}
+            {React.createElement(ICONS[t].react, { tag: 'span', className: 'jp-resolve-tab-icon' })}
+            <span className="jp-resolve-tab-label">{LABELS[t]}</span>
           </button>
         ))}
       </div>

@@ -6,6 +6,7 @@
 import * as React from 'react';
 import { ChatModel } from '../model';
 import { McpTokens } from './McpTokens';
+import { providerState } from '../plain';
 import { IMcpServer, mcpSummary } from '../status';
 
 function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
@@ -41,6 +42,25 @@ function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
   );
 }
 
+/** The model provider: which one, the next run's model, and whether it answers. */
+function ProviderRow(props: { readonly model: ChatModel }): JSX.Element | null {
+  const health = props.model.server.health;
+  if (!health) {
+    return null;
+  }
+  const provider = providerState(health);
+  return (
+    <div
+      className={`jp-resolve-provider jp-mod-${provider.state.replace(' ', '-')}`}
+      aria-label={`Model provider: ${provider.state}`}
+    >
+      <span className="jp-resolve-provider-name">{props.model.modelLabel}</span>
+      {' · '}
+      <span className="jp-resolve-provider-state">{provider.text}</span>
+    </div>
+  );
+}
+
 export function Status(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   const health = model.server.health;
@@ -54,11 +74,12 @@ export function Status(props: { readonly model: ChatModel }): JSX.Element {
         </button>
         {health && (
           <span className="jp-resolve-row-meta">
-            {health.ok ? 'ok' : 'not ready'} · {model.modelLabel}
+            {health.ok && health.reachable !== false ? 'ok' : 'not ready'}
             {health.sandbox ? ` · ${health.sandbox.label}` : ''}
           </span>
         )}
       </div>
+      {health && <ProviderRow model={model} />}
       {model.server.healthError && (
         <div className="jp-resolve-error">{model.server.healthError}</div>
       )}

@@ -1,6 +1,7 @@
 /** A tool call: name, status, arguments, output, images; Approve/Deny while it waits. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
+import { toolOutputText } from '../plain';
 import { IToolCall, statusLabel } from '../run';
 import { MimeOutput } from './Rendered';
 
@@ -47,12 +48,14 @@ export function ToolCard(props: {
       {props.children}
       {open && (
         <div className="jp-resolve-tool-body">
-          <pre className="jp-resolve-tool-args" aria-label="arguments">
-            {formatArguments(call.arguments)}
-          </pre>
-          {call.output && (
+          {!props.children && ( // a proposal's card shows its cells, not their raw JSON
+            <pre className="jp-resolve-tool-args" aria-label="arguments">
+              {formatArguments(call.arguments)}
+            </pre>
+          )}
+          {toolOutputText(call.output, call.mime !== null) && (
             <pre className="jp-resolve-tool-output" aria-label="output">
-              {call.output}
+              {toolOutputText(call.output, call.mime !== null)}
               {call.truncated ? '\n[output truncated]' : ''}
             </pre>
           )}

@@ -1,0 +1,103 @@
+/**
+ * Plain words for what the panel shows a person (pure: no I/O, no DOM): how a run ended, a
+ * provider's error with the setting to change, whether the provider answers, a tool's output
+ * without the notes meant for the model.
+ */
+import type { IHealth } from './validate';
+
+/** How a run ended, in the footer: `stop` is the server's word for a finished answer. */
+const REASONS: { readonly [reason: string]: string } = {
+  stop: 'done',
+  budget: 'round budget used up',
+  cancelled: 'cancelled',
+  error: 'ended with an error',
+  interrupted: 'interrupted'
+};
+
+/** The footer's word for a run's end reason (an unknown reason is shown as it is). */
+export function reasonLabel(reason: string): string {
+  return REASONS[reason] ?? reason;
+}
+
+/** The setting a provider error's code points at, when one does. */
+const SETTINGS: { readonly [code: string]: string } = {
+  provider_unreachable: 'c.Resolve.base_url',
+  provider_timeout: 'c.Resolve.base_url',
+  provider_auth: 'c.Resolve.api_key_env',
+  provider_not_found: 'c.Resolve.model'
+};
+
+/**
+ * A `run.error` as a person reads it: the message without the code, and the setting to change
+ * when the code names one and the message does not already.
+ */
+export function runErrorLine(code: string | undefined, message: string): string {
+  const text = message.trim() || (code ?? 'error').replace(/_/g, ' ');
+  const setting = code ? SETTINGS[code] : undefined;
+  if (!setting || text.includes(setting)) {
+    return text;
+  }
+  return `${text} (check ${setting})`;
+}
+
+const CODED = /^([a-z]+(?:_[a-z]+)+): ([\s\S]*)$/;
+
+/**
+ * A run's errors as the answer shows them: each `code: message` (as the fold and the magics
+ * keep them) in plain words, and once: a retried provider error repeats the same message.
+ */
+export function plainErrors(errors: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const error of errors) {
+    const coded = CODED.exec(error);
+    const line = coded ? runErrorLine(coded[1], coded[2]) : error;
+    if (!lines.includes(line)) {
+      lines.push(line);
+    }
+  }
+  return lines;
+}
+
+/** The empty-run summary without the "Last error: …" the answer already shows above it. */
+export function summaryWithoutShownErrors(summary: string, errors: readonly string[]): string {
+  let text = summary;
+  for (const line of errors) {
+    const message = line.replace(/ \(check c\.Resolve\.[a-z_]+\)$/, '');
+    text = text.replace(` Last error: ${message}`, '').replace(`Last error: ${message} `, '');
+  }
+  return text;
+}
+
+/** Where the model provider stands, from `GET resolve/api/health`. */
+export interface IProviderState {
+  /** `reachable`, `unreachable`, or `not checked` (the scripted model, an older server). */
+  readonly state: 'reachable' | 'unreachable' | 'not checked';
+  /** The words shown, e.g. "unreachable: connection refused (change c.Resolve.base_url)". */
+  readonly text: string;
+}
+
+/** The provider's row in the Status tab. */
+export function providerState(health: IHealth): IProviderState {
+  if (health.providerName === 'scripted') {
+    return { state: 'not checked', text: 'offline scripted model: nothing to reach' };
+  }
+  if (health.reachable === true) {
+    return { state: 'reachable', text: 'reachable' };
+  }
+  if (health.reachable === false) {
+    const why = health.providerError ? `: ${health.providerError}` : '';
+    const change = health.providerSetting ? ` (change ${health.providerSetting})` : '';
+    return { state: 'unreachable', text: `unreachable${why}${change}` };
+  }
+  return { state: 'not checked', text: 'not checked' };
+}
+
+const SHOWN_NOTE = /\n?\[shown to the person: [^\]\n]*\]\n?/g;
+
+/**
+ * A tool's output as the card shows it: the note telling the model what the person saw
+ * ("[shown to the person: image/png]") is dropped when the card shows that display itself.
+ */
+export function toolOutputText(output: string, showsDisplay: boolean): string {
+  return showsDisplay ? output.replace(SHOWN_NOTE, '\n').trim() : output;
+}
