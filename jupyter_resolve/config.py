@@ -111,6 +111,19 @@ class Resolve(ModelSettings, Configurable):
         "local process, not a kernel somewhere else. A kernelspec that is missing is an "
         "error at the first tool call and in /resolve/api/health.",
     )
+    scratch_kernels = Enum(
+        ["local", "gateway"],
+        default_value="local",
+        config=True,
+        help="Where the agent's scratch kernels run. 'local': beside this server, started "
+        "through jupyter_client from c.Resolve.scratch_kernel_name, under c.Resolve.sandbox. "
+        "'gateway': on the Jupyter gateway the server's kernels use (GatewayClient.url), "
+        "started through the server's kernel manager, so the agent's Python runs on the "
+        "cluster; the tool bridge and the context files travel over the kernel protocol, "
+        "work/ is a temporary folder in that kernel, and the isolation is the cluster's "
+        "(bubblewrap does not apply). Needs GatewayClient.url; without it scratch kernels are "
+        "refused and /resolve/api/health says why.",
+    )
     allow_remote_images = Bool(
         False,
         config=True,

@@ -76,6 +76,7 @@ class ResolveExtension(ExtensionApp):
         root = Path(self.serverapp.root_dir).expanduser().resolve()
         self.gateway = Gateway(config, root_dir=root, log=self.log)
         self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
+        self.gateway.kernels.server_kernels = self.serverapp.kernel_manager  # scratch on a gateway
         self.gateway.route_internal(internal.internal_routes(self.gateway), internal.log_request)
         self.settings["resolve"] = self.gateway
 

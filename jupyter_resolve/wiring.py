@@ -119,6 +119,7 @@ def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) ->
         sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
         network=config.sandbox_network,
         kernel_name=config.scratch_kernel_name,
+        where=config.scratch_kernels,
     )
     tools = ToolDispatcher()
     register_builtin_tools(tools, host, python_binder(host, root_dir))

@@ -1,5 +1,6 @@
-"""The scratch kernels of all sessions (kernels.py: one of them): started on first use from
-the configured kernelspec, shut down when idle."""
+"""The scratch kernels of all sessions (kernels.py: one of them; remote.py: one on the
+Jupyter gateway, with ``c.Resolve.scratch_kernels = "gateway"``): started on first use from the
+configured kernelspec, shut down when idle."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager
 
+from . import sandbox as scratch_sandbox
 from .kernels import ScratchKernel
 from .kernelspec import KernelChoice, ScratchKernelUnavailable, inspect_kernelspec
 from .workspace import Workspace
@@ -27,8 +29,12 @@ class ScratchKernels:
         sandbox: str = "",
         network: bool = False,
         kernel_name: str = "python3",
+        where: str = "local",
     ) -> None:
-        self.sandbox = sandbox
+        # on the gateway the isolation is the cluster's: "gateway" stands for the sandbox
+        self.sandbox = "gateway" if where == "gateway" else sandbox
+        self.where = where
+        self.server_kernels: Any = None  # the server's kernel manager (set by the extension)
         self.network = network
         self.kernel_name = kernel_name
         self._choice: KernelChoice | None = None  # kept once usable; a problem is looked at again
@@ -50,6 +56,8 @@ class ScratchKernels:
         so installing it fixes the next call without a restart."""
         if self._choice is not None:
             return self._choice
+        if self.where == "gateway":  # the gateway's kernelspecs, not this machine's
+            return self._gateway_choice()
         choice = inspect_kernelspec(self.kernel_name, KernelSpecManager(), self.log)
         if choice.problem is None:
             self._choice = choice
@@ -58,9 +66,45 @@ class ScratchKernels:
             self.log.error("jupyter-resolve: %s", choice.problem)
         return choice
 
+    def _gateway_choice(self) -> KernelChoice:
+        from .remote import gateway_problem  # jupyter_server's gateway: only in this mode
+
+        problem = gateway_problem(self.server_kernels)
+        choice = KernelChoice(self.kernel_name, "gateway", local=False, problem=problem)
+        if problem is None:
+            self._choice = choice
+        elif problem != self._logged_problem:
+            self._logged_problem = problem
+            self.log.error("jupyter-resolve: %s", problem)
+        return choice
+
     def describe(self) -> dict[str, Any]:
         """The ``scratch_kernel`` entry of ``/resolve/api/health``."""
-        return self.kernel_choice().describe(self.sandbox)
+        described = self.kernel_choice().describe(self.sandbox)
+        described["where"] = self.where
+        described["isolation"] = scratch_sandbox.describe(self.sandbox)["label"]
+        return described
+
+    def _new_kernel(self, session_id: str, choice: KernelChoice) -> ScratchKernel:
+        if self.where == "gateway":
+            from .remote import GatewayScratchKernel
+
+            return GatewayScratchKernel(
+                self.workspace(session_id),
+                self.server_root,
+                self.log,
+                self.server_kernels,
+                choice,
+            )
+        return ScratchKernel(
+            self.workspace(session_id),
+            self.server_root,
+            self.log,
+            sandbox=self.sandbox,
+            network=self.network,
+            state_dir=self.sessions_dir.parent,
+            choice=choice,
+        )
 
     async def get(self, session_id: str) -> ScratchKernel:
         lock = self._starting.setdefault(session_id, asyncio.Lock())
@@ -70,15 +114,7 @@ class ScratchKernels:
                 choice = self.kernel_choice()
                 if choice.problem is not None:
                     raise ScratchKernelUnavailable(choice.problem)
-                kernel = ScratchKernel(
-                    self.workspace(session_id),
-                    self.server_root,
-                    self.log,
-                    sandbox=self.sandbox,
-                    network=self.network,
-                    state_dir=self.sessions_dir.parent,
-                    choice=choice,
-                )
+                kernel = self._new_kernel(session_id, choice)
                 await kernel.start()
                 self.kernels[session_id] = kernel
             return kernel

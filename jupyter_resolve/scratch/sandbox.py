@@ -27,6 +27,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 SANDBOXED_LABEL = "sandboxed"
 UNSANDBOXED_LABEL = "unsandboxed: agent code runs as you"
+GATEWAY_LABEL = "on the gateway's cluster: its isolation applies, not this machine's sandbox"
 
 # One flag list for the probe and the real thing, so "available" means "these flags work here".
 NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL"]
@@ -84,6 +85,8 @@ def describe(effective: str) -> dict[str, str]:
     """The ``sandbox`` entry of ``/resolve/api/health``."""
     if effective == "bwrap":
         return {"kind": "bwrap", "label": SANDBOXED_LABEL}
+    if effective == "gateway":  # scratch kernels on the cluster (remote.py)
+        return {"kind": "gateway", "label": GATEWAY_LABEL}
     return {"kind": "none", "label": UNSANDBOXED_LABEL}
 
 

@@ -90,6 +90,8 @@ async def test_scratch_kernel_comes_through_the_kernelspecs_provisioner(
         "provisioner": "resolve-test-marking",
         "local": True,  # a LocalProvisioner subclass: the sandbox, if any, wraps it
         "problem": None,
+        "where": "local",  # c.Resolve.scratch_kernels
+        "isolation": health["sandbox"]["label"],
     }
     assert health["config_problems"] == []
 

@@ -33,8 +33,9 @@ class KernelGateway:
 
 
 @contextlib.contextmanager
-def kernel_gateway(folder: Path) -> Iterator[KernelGateway]:
-    """``jupyter kernelgateway`` on a free loopback port, with an auth token."""
+def kernel_gateway(folder: Path, env: dict[str, str] | None = None) -> Iterator[KernelGateway]:
+    """``jupyter kernelgateway`` on a free loopback port, with an auth token; ``env`` adds to
+    its environment (and so to its kernels')."""
     folder.mkdir(parents=True, exist_ok=True)
     port, token = free_port(), secrets.token_hex(16)
     log = folder / "kernel-gateway.log"
@@ -48,9 +49,11 @@ def kernel_gateway(folder: Path) -> Iterator[KernelGateway]:
         f"--KernelGatewayApp.auth_token={token}",
         "--JupyterWebsocketPersonality.list_kernels=True",
     ]
-    env = {"JUPYTER_RUNTIME_DIR": str(folder / "runtime"), "PATH": _path(), "HOME": str(folder)}
+    if env:  # its kernels inherit only what it is told to pass on
+        argv.append(f"--KernelGatewayApp.env_process_whitelist={sorted(env)!r}")
+    base = {"JUPYTER_RUNTIME_DIR": str(folder / "runtime"), "PATH": _path(), "HOME": str(folder)}
     with open(log, "ab") as out:
-        proc = start_process(argv, cwd=folder, env=env, stdout=out, stderr=out)
+        proc = start_process(argv, cwd=folder, env={**base, **(env or {})}, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
