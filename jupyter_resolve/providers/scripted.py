@@ -8,6 +8,7 @@ A script is JSONL, one model turn a line::
 Each inference call of a run takes the run's next turn (a run_id of None is one sequence of its
 own). A turn naming a ``soul`` applies only to requests whose system message declares it with a
 line ``soul: NAME``. Without a script, the demo runs fenced Python through the ``python`` tool,
+draws a plot, proposes a notebook cell or promotes the plot when asked to (:mod:`.demo`),
 runs a short loop that prints its progress when asked about progress (its lines stream live as
 ``tool.output``), reports what it printed, or sketches a three-step plan. Every turn is
 streamed the way a real server streams it: content a few words a chunk, tool-call arguments
@@ -148,6 +149,13 @@ def demo_turn(body: dict[str, Any]) -> Turn:
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     question = text_of(messages[last_user].get("content")) if last_user >= 0 else ""
     after = messages[last_user + 1 :]
+    fenced = FENCED_PYTHON.search(question)
+    if not fenced:
+        from .demo import showcase_turn  # here: it builds on this module
+
+        showcase = showcase_turn(body, question, last_user)
+        if showcase is not None:
+            return showcase
     results = [m for m in after if m.get("role") == "tool"]
     if results:
         output = text_of(results[-1].get("content")).strip()
@@ -158,7 +166,6 @@ def demo_turn(body: dict[str, Any]) -> Turn:
             f"{OFFLINE} The code ran. Its output:\n\n{quoted}\n\n"
             f"That is all this offline demo does. {CONFIGURE}"
         )
-    fenced = FENCED_PYTHON.search(question)
     if not fenced and PROGRESS.search(question) and "python" in tool_names(body):
         return Turn(
             f"{OFFLINE} I will run a loop that prints its progress; watch the lines arrive.",
