@@ -42,6 +42,15 @@ from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget")
 
 
+def provider_trouble(provider: dict[str, Any]) -> str:
+    """What health says is wrong with the provider, with the setting to change; '' if nothing."""
+    error = provider.get("error")
+    if not error:
+        return ""
+    setting = f" ({provider['setting']})" if provider.get("setting") else ""
+    return f" — {error}{setting}"
+
+
 @magics_class
 class ResolveMagics(Magics):
     """The magics, with this kernel's session and last run."""
@@ -324,7 +333,7 @@ class ResolveMagics(Magics):
                 f"{e(client.connection.url)} — " + ("ok" if health.get("ok") else "**not ok**"),
                 f"- runtime: {e(str(runtime.get('state', '?')))}",
                 f"- provider: {e(str(provider.get('name', '?')))} "
-                f"({e(str(provider.get('model', '')))})",
+                f"({e(str(provider.get('model', '')))}){e(provider_trouble(provider))}",
                 f"- live runs: {e(str(health.get('runs', {}).get('live', 0)))}",
                 f"- this kernel's session: {e(session)}; last run: {e(last)}",
             ]

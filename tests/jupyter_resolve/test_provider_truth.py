@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from jupyter_resolve.contracts.errors import ProviderError
+from jupyter_resolve.magics.magics import provider_trouble
 from jupyter_resolve.providers import OpenAIProvider
 from jupyter_resolve.providers.reachability import plain_failure
 from tests.conftest import Server, Stream
@@ -82,6 +83,9 @@ async def test_a_closed_port_is_unreachable_in_plain_words(server: Server, gatew
     assert provider["error"] == f"nothing answers at {url}: connection refused"
     assert provider["setting"] == "c.Resolve.base_url"
     assert isinstance(provider["checked_at"], float)
+    # %resolve status says it on the provider's line
+    said = f" — nothing answers at {url}: connection refused (c.Resolve.base_url)"
+    assert provider_trouble(provider) == said
 
 
 async def test_a_listening_provider_is_reachable_without_a_request(
