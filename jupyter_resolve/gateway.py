@@ -92,6 +92,7 @@ class Gateway:
             root_dir=self.root_dir,
             sessions_dir=self.state_dir / "sessions",
             config=self.config,
+            runs_dir=self.state_dir / "runs",
         )
 
     async def _cull_idle_kernels(self) -> None:

@@ -20,6 +20,7 @@ from .sources import (
     project_file,
     record_artifact_id,
     scratch_file,
+    tool_result,
 )
 from .store import ArtifactStore
 
@@ -38,15 +39,24 @@ class Artifacts:
     """The store plus where sources live (server root, scratch sessions) and the size limit."""
 
     def __init__(
-        self, store: ArtifactStore, *, root_dir: Path, sessions_dir: Path, config: Resolve
+        self,
+        store: ArtifactStore,
+        *,
+        root_dir: Path,
+        sessions_dir: Path,
+        config: Resolve,
+        runs_dir: Path | None = None,
     ) -> None:
         self.store = store
         self.root_dir = root_dir
         self.sessions_dir = sessions_dir
+        self.runs_dir = runs_dir if runs_dir is not None else sessions_dir.parent / "runs"
         self.config = config
 
-    def promote(self, request: PromoteRequest, *, created_by: str) -> Promoted:
-        """Promote what ``request`` names; a notebook comes back with the id in its output."""
+    def promote(self, request: PromoteRequest, *, created_by: str, by_name: str = "") -> Promoted:
+        """Promote what ``request`` names; a notebook comes back with the id in its output.
+        ``created_by`` is the login, ``by_name`` the person's name to show."""
+        who = (created_by, by_name)
         limit = self.config.max_artifact_bytes
         if request.kind == "notebook":
             assert request.notebook is not None
@@ -54,7 +64,7 @@ class Artifacts:
             picked = notebook_output(
                 self.root_dir, request.notebook, request.cell_id, request.output_index, limit
             )
-            manifest, created = self._store(picked, request, created_by)
+            manifest, created = self._store(picked, request, *who)
             changed = record_artifact_id(
                 picked.notebook, request.cell_id, request.output_index, manifest.id
             )
@@ -69,16 +79,21 @@ class Artifacts:
                 execution_count=request.execution_count,
                 max_bytes=limit,
             )
-            return Promoted(*self._store(picked_value, request, created_by))
+            return Promoted(*self._store(picked_value, request, *who))
+        if request.run_id is not None and request.call_id is not None:
+            picked_result = tool_result(
+                self.runs_dir, request.run_id, request.call_id, request.media_type, limit
+            )
+            return Promoted(*self._store(picked_result, request, *who))
         if request.file is not None:
             picked_file = project_file(self.root_dir, request.file, limit)
-            return Promoted(*self._store(picked_file, request, created_by))
+            return Promoted(*self._store(picked_file, request, *who))
         assert request.session_id is not None and request.path is not None
         scratch = scratch_file(self.sessions_dir, request.session_id, request.path, limit)
-        return Promoted(*self._store(scratch, request, created_by))
+        return Promoted(*self._store(scratch, request, *who))
 
     def _store(
-        self, picked: Picked, request: PromoteRequest, by: str
+        self, picked: Picked, request: PromoteRequest, by: str, by_name: str
     ) -> tuple[ArtifactManifest, bool]:
         return self.store.promote(
             picked.data,
@@ -87,6 +102,7 @@ class Artifacts:
             title=request.title,
             note=request.note,
             created_by=by,
+            created_by_name=by_name,
         )
 
     def promote_for_agent(

@@ -1,6 +1,6 @@
 """Where promoted bytes come from, read and checked before anything is written: an output of a
 saved notebook (read with nbformat), a file of a scratch session's ``work/``, a kernel value's
-MIME bundle, or a file under the server root.
+MIME bundle, a file under the server root, or a tool call's result as its run log records it.
 
 Every refusal is a :class:`~jupyter_resolve.contracts.errors.BadRequest` or ``NotFound``
 naming the problem.
@@ -244,6 +244,36 @@ def kernel_value(
         label=label,
     )
     return Picked(data, media_type, source)
+
+
+def tool_result(
+    runs_dir: Path, run_id: str, call_id: str, wanted: str | None, max_bytes: int
+) -> Picked:
+    """The result of call ``call_id`` of run ``run_id`` as the run log (the record) holds it:
+    its display (``mime``: an image, a table) when it has one, else its text output."""
+    from ..runs.log import read_run_log  # here: the CLI's promote does not read run logs
+
+    if not is_id(run_id):
+        raise BadRequest(f"run_id: '{run_id}' is not a run id", code="bad_id")
+    path = runs_dir / f"{run_id}.jsonl"
+    if not path.is_file():
+        raise NotFound(f"run_id: no run '{run_id}'", code="unknown_run")
+    results = [
+        e.data
+        for e in read_run_log(path).events
+        if e.type == "tool.completed" and e.data.get("call_id") == call_id
+    ]
+    if not results:
+        raise BadRequest(
+            f"call_id: run '{run_id}' has no finished call '{call_id}'", code="unknown_call"
+        )
+    result = results[-1]
+    where = f"the result of call '{call_id}'"
+    mime = result.get("mime")
+    bundle = mime if isinstance(mime, dict) and mime else {"text/plain": result.get("output", "")}
+    media_type, data = pick(bundle, where, wanted)
+    check_size(len(data), max_bytes, where)
+    return Picked(data, media_type, Source(kind="tool", run_id=run_id, call_id=call_id))
 
 
 def project_file(root: Path, rel: str, max_bytes: int) -> Picked:

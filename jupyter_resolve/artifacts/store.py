@@ -122,6 +122,7 @@ class ArtifactStore:
         title: str = "",
         note: str = "",
         created_by: str = "",
+        created_by_name: str = "",
         agent: AgentOrigin | None = None,
     ) -> tuple[ArtifactManifest, bool]:
         """Store ``data``; answer its manifest and whether it is new. Same bytes from the same
@@ -149,6 +150,7 @@ class ArtifactStore:
             source=source,
             created_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             created_by=created_by,
+            created_by_name=created_by_name,
             agent=agent,
         )
         atomic_write(self.manifest_path(art_id), _manifest_bytes(manifest))

@@ -30,7 +30,9 @@ class ArtifactsHandler(ResolveHandler):
         request = self.parse(PromoteRequest)
         if request.notebook is not None or request.file is not None:
             await self.require("read", "contents")  # it reads (or names) a notebook or file
-        promoted = self.gateway.artifacts.promote(request, created_by=self._user_name())
+        promoted = self.gateway.artifacts.promote(
+            request, created_by=self._user_name(), by_name=self._display_name()
+        )
         await self._save_notebook(promoted)
         self.set_status(201 if promoted.created else 200)
         self.answer(promoted.manifest.to_json())
@@ -55,6 +57,12 @@ class ArtifactsHandler(ResolveHandler):
         user = self.current_user
         name = getattr(user, "username", None) or getattr(user, "name", None)
         return str(name or user or "")
+
+    def _display_name(self) -> str:
+        """The person's name to show (the login may be a random hex string under token auth)."""
+        user = self.current_user
+        name = getattr(user, "display_name", None) or getattr(user, "name", None)
+        return str(name or self._user_name())
 
     async def _save_notebook(self, promoted: Promoted) -> None:
         """Record the artifact id in the output's metadata, through the contents manager."""
