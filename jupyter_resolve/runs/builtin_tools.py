@@ -101,6 +101,13 @@ async def _run_in_kernel(
 async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:
     """``artifacts.promote {path, title?, note?}``: a scratch file of the run's session."""
     run = host.runs.get(request.run_id)
+    path = request.arguments.get("path")
+    if isinstance(path, str):  # a kernel on the gateway keeps work/ there: copied here first
+        problem = await host.kernels.bring_back(
+            run.session_id, path, host.config.max_artifact_bytes
+        )
+        if problem is not None:
+            return ToolResult(ok=False, output=f"artifacts.promote: {problem}")
     seq = run.events[-1].seq if run.events else 0
     return host.artifacts.promote_for_agent(request, session_id=run.session_id, run_seq=seq)
 

@@ -11,6 +11,7 @@ sha256 the gateway recorded, then made 0400 and moved into place; a session send
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ _WORKSPACE = """
 def _make():
     import atexit, os, shutil, tempfile
     folder = tempfile.mkdtemp(prefix="resolve-scratch-")
-    for name in ("work", "context"):
+    for name in ("work", "context", "home", "tmp"):
         os.mkdir(os.path.join(folder, name), 0o700)
     atexit.register(shutil.rmtree, folder, True)  # the kernel's exit takes it along
     print(MARK + folder)
@@ -139,3 +140,45 @@ def drain(client: Any) -> None:
     queue = getattr(client, "_shell_channel", None)
     while queue is not None and not queue.empty():
         queue.get_nowait()
+
+
+_SEND_BACK = """
+def _send_back(path, offset, chunk, limit):
+    import base64, json, os
+    from kernel_tools.bridge import workspace
+    from kernel_tools.paths import PathError, confine
+    ws = workspace()
+    try:
+        real = confine(ws.work, ws.session_dir, path, "the session folder")
+        if not os.path.isfile(real):
+            raise PathError(f"{path!r} is not a file in work/")
+        size = os.path.getsize(real)
+        if size > limit:
+            raise PathError(f"{path!r} has {size} bytes, over the {limit} that can be promoted")
+        with open(real, "rb") as source:
+            source.seek(offset)
+            data = source.read(chunk)
+    except (OSError, PathError) as exc:
+        print(MARK + json.dumps({"error": str(exc)}))
+        return
+    print(MARK + json.dumps({"size": size, "data": base64.b64encode(data).decode("ascii")}))
+"""
+
+
+def send_back_cell(path: str, offset: int, limit: int) -> str:
+    """A cell printing ``CHUNK_BYTES`` of ``work/<path>`` from ``offset``, as one JSON line
+    after ``FOLDER_MARK``: ``{"size", "data"}`` (base64) or ``{"error"}``."""
+    call = f"_send_back({path!r}, {offset!r}, {CHUNK_BYTES!r}, {limit!r})\n"
+    return _isolated(_SEND_BACK.replace("MARK", repr(FOLDER_MARK)) + call)
+
+
+def answer_from(stdout: str) -> dict[str, Any] | None:
+    """The JSON line a :func:`send_back_cell` printed."""
+    for line in stdout.splitlines():
+        if line.startswith(FOLDER_MARK):
+            try:
+                found = json.loads(line[len(FOLDER_MARK) :])
+            except ValueError:
+                return None
+            return found if isinstance(found, dict) else None
+    return None

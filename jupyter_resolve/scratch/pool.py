@@ -119,6 +119,23 @@ class ScratchKernels:
                 self.kernels[session_id] = kernel
             return kernel
 
+    async def bring_back(self, session_id: str, path: str, limit: int) -> str | None:
+        """Before a scratch file is promoted: on the gateway, copy ``work/<path>`` from the
+        session's kernel to its ``work/`` here; None, or why it could not be (locally, and for
+        ``context/`` files, which are here already: None)."""
+        if self.where != "gateway" or path.replace("\\", "/").startswith("context/"):
+            return None
+        kernel = self.kernels.get(session_id)
+        if kernel is None:
+            return (
+                "the session has no scratch kernel on the gateway now (none started, or it was "
+                "shut down when idle, taking its work/ along)"
+            )
+        from .remote import GatewayScratchKernel
+
+        assert isinstance(kernel, GatewayScratchKernel)
+        return await kernel.bring_back(path, limit)
+
     async def cull(self, idle_seconds: float) -> None:
         """Shut down kernels idle for longer than ``idle_seconds``; their files stay on disk."""
         now = time.monotonic()

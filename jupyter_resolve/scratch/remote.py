@@ -19,11 +19,13 @@ Its isolation is the cluster's: bubblewrap wraps only kernels launched on this m
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from jupyter_server.gateway.gateway_client import gateway_request
@@ -77,6 +79,30 @@ def remote_environment() -> dict[str, str]:
     env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
     env["KERNEL_RESOLVE_SCRATCH"] = "1"  # says what the kernel is, to the cluster's admin
     return env
+
+
+NOT_BOUND = (
+    "[python runs on the gateway's cluster, in its own work/: the notebook's folder is on the "
+    "server and not reachable there; notebook_read, notebook_variables and snapshot_variable "
+    "reach the person's notebook]"
+)
+
+
+def read_notebook_here(
+    session_dir: Path, server_root: Path, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """``notebook_read`` in the server (kernel_tools' own code, read-only, confined to the
+    server root; hidden paths refused as the contents manager refuses them)."""
+    path = arguments.get("path")
+    if not isinstance(path, str):
+        return {"ok": False, "output": "notebook_read: 'path' must be a string", "mime": None}
+    if any(part.startswith(".") for part in PurePosixPath(path).parts if part != ".."):
+        return {"ok": False, "output": f"notebook_read: {path!r} is hidden", "mime": None}
+    from kernel_tools.notebook import notebook_read
+    from kernel_tools.paths import Workspace as ToolWorkspace
+
+    tools = ToolWorkspace(str(session_dir), str(server_root))
+    return notebook_read(tools, path).to_json()
 
 
 class GatewayScratchKernel(ScratchKernel):
@@ -174,6 +200,54 @@ class GatewayScratchKernel(ScratchKernel):
         notes, self._notes = self._notes, []
         result.stderr = "".join(f"{note}\n" for note in notes) + result.stderr
         return result
+
+    async def _prepare(self, folder: str | None, preload: dict[str, tuple[str, str]]) -> list[str]:
+        """As a local kernel's, but never bound to the notebook's folder: that is on the
+        server's disk, which the gateway's kernel does not share (even where a path of the
+        same name exists there)."""
+        notes = await super()._prepare(None, preload)
+        if folder is None:
+            return notes
+        return [NOT_BOUND, *notes]
+
+    async def bridge_call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        on_output: OnOutput | None = None,
+    ) -> Any:
+        """``notebook_read`` reads the person's notebook on the server (the gateway's kernel
+        cannot); every other builtin runs in the kernel, in its workspace."""
+        if name == "notebook_read":
+            return await asyncio.to_thread(
+                read_notebook_here, self.workspace.root, self.server_root, arguments
+            )
+        return await super().bridge_call(name, arguments, timeout, on_output)
+
+    async def bring_back(self, path: str, limit: int) -> str | None:
+        """Copy ``work/<path>`` from the kernel to the session's ``work/`` on the server (to be
+        promoted there), in chunks over the kernel protocol; None, or why it was not."""
+        target = self.workspace.work / path
+        if not target.resolve().is_relative_to(self.workspace.work.resolve()):
+            return f"{path!r} leaves work/"
+        received, size = bytearray(), None
+        async with self._lock:
+            while size is None or len(received) < size:
+                result = await self._silent(
+                    context_cells.send_back_cell(path, len(received), limit)
+                )
+                answer = context_cells.answer_from(result.stdout)
+                if answer is None or "error" in answer:
+                    return str((answer or {}).get("error") or result.error or "no answer")
+                size = int(answer["size"])
+                piece = base64.b64decode(answer["data"])
+                if not piece and len(received) < size:
+                    return f"{path!r} changed while it was copied"
+                received += piece
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(received))
+        return None
 
     async def _call(
         self,

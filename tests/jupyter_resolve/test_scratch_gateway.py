@@ -23,6 +23,7 @@ from tests.jupyter_resolve.notebook.kernel_gateway import (
     kernel_gateway,
     server_in_front,
 )
+from tests.jupyter_resolve.notebook.live import make_notebook
 from tests.launcher import QUIET_EXTENSIONS, JupyterServer
 
 pytestmark = pytest.mark.timeout(300)
@@ -128,6 +129,56 @@ def test_a_file_attached_later_reaches_the_same_kernel(deployment: Deployment) -
     first, mode = call["output"].splitlines()
     digest = hashlib.sha256(b"second file").hexdigest()
     assert first == f"41 {digest}" and mode == "0o400"
+
+
+def test_a_notebook_chat_reads_the_notebook_but_python_stays_in_its_workspace(
+    deployment: Deployment,
+) -> None:
+    notebook = make_notebook(deployment.server.root, "nb-gw.ipynb")
+    deployment.model_says(
+        use("python", code="import os; print(os.getcwd())"),
+        use("notebook_read", path=notebook),
+        use("notebook_read", path=".resolve/x.ipynb"),
+        {"content": "done"},
+    )
+    stream = chat(deployment.server, "look", notebook=notebook, session_id="s-nb")
+    python, read, hidden = stream.of("tool.completed")
+    assert python["ok"], python["output"]
+    cwd = python["output"].splitlines()[0]
+    assert "notebook's folder is on the server" in python["output"]  # the model is told
+    assert "resolve-scratch-" in cwd and cwd.endswith("/work")  # not the notebook's folder
+    assert read["ok"] and "x = 3" in read["output"]  # read by the server, not the kernel
+    assert not hidden["ok"]  # refused, the gateway state never read
+
+
+def test_a_file_the_agent_made_on_the_gateway_is_promoted(deployment: Deployment) -> None:
+    made = "x,y\n1,2\n" * 200_000  # 1.6 MB: several chunks back over the kernel protocol
+    deployment.model_says(
+        use("python", code=f"open('fit.csv', 'w').write({made!r} )"),
+        use("artifacts.promote", path="fit.csv", title="Fit"),
+        use("artifacts.promote", path="nothing.csv"),
+        {"content": "promoted"},
+    )
+    stream = chat(deployment.server, "promote it", session_id="s-art")
+    run_id = stream.next("run.started")["run_id"]
+    assert deployment.server.http is not None
+    for _ in range(2):
+        waiting = stream.next("tool.approval")
+        while waiting["state"] != "waiting":  # the approval of the one before
+            waiting = stream.next("tool.approval")
+        decided = deployment.server.http.post(
+            f"{deployment.server.url}/resolve/api/runs/{run_id}/approvals/{waiting['call_id']}",
+            json={"decision": "approve"},
+        )
+        assert decided.status_code == 200, decided.text
+    wrote, promoted, missing = stream.of("tool.completed")
+    assert wrote["ok"] and promoted["ok"], promoted["output"]
+    art_id = promoted["output"].split("artifact ")[1].split()[0]
+    manifest = deployment.server.http.get(
+        f"{deployment.server.url}/resolve/api/artifacts/{art_id}"
+    ).json()
+    assert manifest["sha256"] == hashlib.sha256(made.encode()).hexdigest()
+    assert not missing["ok"] and "not a file in work/" in missing["output"]
 
 
 def test_health_says_the_isolation_is_the_clusters(deployment: Deployment) -> None:
