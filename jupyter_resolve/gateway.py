@@ -29,7 +29,7 @@ from .contracts.permissions import RunPermissions
 from .contracts.policy import invalid_entries
 from .notebook.kernels import UserKernels
 from .providers.base import Provider
-from .providers.reachability import ProviderHealth
+from .providers.reachability import ProviderHealth, one_line
 from .runs.request import RunRequest
 from .runs.run import Run
 from .runs.start import start_run
@@ -244,7 +244,7 @@ class Gateway:
             answer.update(
                 models=[{"id": n, "listed": False} for n in names],
                 source="config",
-                error={"code": exc.code, "message": exc.message},
+                error={"code": exc.code, "message": one_line(exc.message, 1000)},
             )
             return answer
         answer.update(models=listed_models(offered, allowed), source="provider", cached=cached)

@@ -166,10 +166,15 @@ class ProviderHealth:
         return target is not None and (checked is None or time.time() - checked >= self.every)
 
     def describe(self, provider: Provider) -> dict[str, Any]:
-        """The ``provider`` fields of health; a check starts in the background when due."""
+        """The ``provider`` fields of health, the base URL without credentials among them; a
+        check starts in the background when due."""
         if self._stale(provider):
             self.check_soon(provider)
-        return asdict(self._of(provider))
+        shown = asdict(self._of(provider))
+        base_url = provider.describe().get("base_url")
+        if base_url:  # a user:password@ or ?key= in it is a credential
+            shown["base_url"] = one_line(str(base_url), 1000)
+        return shown
 
     async def ready(self, provider: Provider) -> None:
         """Wait for the first check of ``provider`` (bounded by the connect timeout), so the

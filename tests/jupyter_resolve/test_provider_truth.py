@@ -5,6 +5,7 @@ loopback port nothing listens on."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -141,6 +142,9 @@ async def test_a_closed_port_fails_a_run_in_plain_words(
     assert f"{shown}/chat/completions" in logged and "hunter2secret" not in logged
     provider = await provider_health(server)
     assert provider["reachable"] is False and provider["setting"] == "c.Resolve.base_url"
+    assert provider["base_url"] == shown and "hunter2secret" not in json.dumps(provider)
+    models = (await server.get("/resolve/api/models")).json()
+    assert shown in models["error"]["message"] and "hunter2secret" not in json.dumps(models)
 
 
 async def test_a_success_clears_an_earlier_failure(
