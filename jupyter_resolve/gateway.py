@@ -137,7 +137,7 @@ class Gateway:
             (self.log.info if self._stopping else self.log.error)("jupyter-resolve: %s", exc)
         if self._stopping:
             return  # stop() came during the runtime's start, and ended it
-        self.provider_health.check_soon(self.provider)  # in the background: health shows it
+        self.provider_health.check_when_due(self.provider)  # in the background: health shows it
         await self.mcp.discover()
         if self._stopping:
             await self.mcp.stop()  # what the discovery started after stop() stopped the rest

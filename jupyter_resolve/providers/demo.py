@@ -125,12 +125,15 @@ def proposal(after: list[dict[str, Any]]) -> Turn:
 
 
 def plot(after: list[dict[str, Any]]) -> Turn:
-    if _calls(after):
-        return Turn(
-            f"{OFFLINE} The plot is in the tool card above, saved as {PLOT_FILE}:\n\n"
-            f'{_quoted(after)}\n\nSay "promote the plot" to keep it as an artifact.'
-        )
-    return _plot_call("")
+    if not _calls(after):
+        return _plot_call("")
+    quoted = _quoted(after)
+    if f"saved {PLOT_FILE}" not in quoted:  # it failed (no matplotlib?): say what it printed
+        return Turn(f"{OFFLINE} The plot did not come out:\n\n{quoted}")
+    return Turn(
+        f"{OFFLINE} The plot is in the tool card above, saved as {PLOT_FILE} in work/. "
+        'Say "promote the plot" to keep it as an artifact.'
+    )
 
 
 def showcase_turn(body: dict[str, Any], question: str, last_user: int) -> Turn | None:

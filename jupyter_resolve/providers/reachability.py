@@ -165,11 +165,15 @@ class ProviderHealth:
         checked = state.checked_at
         return target is not None and (checked is None or time.time() - checked >= self.every)
 
+    def check_when_due(self, provider: Provider) -> None:
+        """Start a check in the background if none ran in the last :attr:`every` seconds."""
+        if self._stale(provider):
+            self.check_soon(provider)
+
     def describe(self, provider: Provider) -> dict[str, Any]:
         """The ``provider`` fields of health, the base URL without credentials among them; a
         check starts in the background when due."""
-        if self._stale(provider):
-            self.check_soon(provider)
+        self.check_when_due(provider)
         shown = asdict(self._of(provider))
         base_url = provider.describe().get("base_url")
         if base_url:  # a user:password@ or ?key= in it is a credential
