@@ -6,11 +6,13 @@ kernel's environment (the ``lab`` extra)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_resolve.providers.scripted import demo_turn
 from tests.conftest import Server, Stream
 from tests.jupyter_resolve.artifacts.test_agent_tool import chat_deciding
 from tests.jupyter_resolve.notebook.live import make_notebook
@@ -78,3 +80,23 @@ async def test_promote_after_a_plot_promotes_it_at_once(server: Server, gateway:
     stream = await chat_deciding(server, gateway, "approve", session_id="s-both")
     assert [c["name"] for c in stream.of("tool.requested")] == ["artifacts.promote"]
     assert stream.of("tool.completed")[-1]["ok"] is True
+
+
+def demo_request(question: str, *tools: str) -> dict[str, Any]:
+    return {
+        "messages": [{"role": "user", "content": question}],
+        "tools": [{"type": "function", "function": {"name": n}} for n in tools],
+    }
+
+
+def test_fenced_code_runs_as_it_is_even_when_it_plots() -> None:
+    turn = demo_turn(demo_request("plot this\n```python\nprint(1)\n```", "python"))
+    assert [json.loads(c.arguments)["code"] for c in turn.tool_calls] == ["print(1)\n"]
+
+
+def test_a_demo_needs_its_tool() -> None:
+    # no notebook_propose (a soul without it): the plan, not a call it cannot make
+    assert demo_turn(demo_request("add a cell that sums", "python")).tool_calls == ()
+    # promote with the tool on the wire (artifacts__promote), no plot yet: draw it first
+    [first] = demo_turn(demo_request("promote the plot", "python", "artifacts__promote")).tool_calls
+    assert first.name == "python" and "plot.png" in first.arguments
