@@ -105,6 +105,11 @@ def read_notebook_here(
     return notebook_read(tools, path).to_json()
 
 
+# What the gateway's websocket says of a kernel that died: its own restarter started it again
+# (same id, empty namespace, no bridge), or it is gone.
+LOST = ("restarting", "dead")
+
+
 class GatewayScratchKernel(ScratchKernel):
     """One session's scratch kernel on the gateway; see the module's docstring."""
 
@@ -121,10 +126,12 @@ class GatewayScratchKernel(ScratchKernel):
         self.remote_session: str | None = None  # the workspace's folder in the kernel
         self._sent: dict[str, str] = {}  # context file -> sha256, as the kernel has it
         self._notes: list[str] = []  # what the last sync could not send, for the model
+        self._lost = False  # the gateway said the kernel died (restarted empty, or dead)
 
     async def start(self) -> None:
         self.workspace.create()
         self._reads_from, self._loaded, self._sent = None, {}, {}
+        self._lost = False
         km = ScratchGatewayKernelManager(parent=self.server_kernels, log=self.log)  # type: ignore[no-untyped-call]
         self.km = km  # the kernel protocol's manager, on the gateway
         try:
@@ -269,7 +276,7 @@ class GatewayScratchKernel(ScratchKernel):
 
     async def alive(self) -> bool:
         km = self.km
-        if km is None or self.client is None:
+        if km is None or self.client is None or self._lost:
             return False
         try:
             model = await km.refresh_model()  # type: ignore[attr-defined]
@@ -285,6 +292,9 @@ class GatewayScratchKernel(ScratchKernel):
         except Exception:  # nothing came, or the socket closed: the caller checks the kernel
             return None
         parent = msg.get("parent_header") or {}
+        content = msg.get("content") or {}
+        if msg.get("msg_type") == "status" and content.get("execution_state") in LOST:
+            self._lost = True  # the gateway restarted it: a new, empty kernel (alive: False)
         return KernelMessage(str(msg.get("msg_type")), parent.get("msg_id"), msg.get("content"))
 
     def _send_cell(self, code: str, silent: bool) -> str:

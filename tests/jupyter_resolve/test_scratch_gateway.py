@@ -181,6 +181,20 @@ def test_a_file_the_agent_made_on_the_gateway_is_promoted(deployment: Deployment
     assert not missing["ok"] and "not a file in work/" in missing["output"]
 
 
+def test_a_kernel_that_dies_is_restarted_with_its_context(deployment: Deployment) -> None:
+    deployment.model_says(
+        use("python", code="kept = 1"),
+        use("python", code="import os; os._exit(1)"),
+        use("python", code="print('kept' in dir(), open('../context/data.csv').read())"),
+        {"content": "done"},
+    )
+    stream = chat(deployment.server, "die", session_id="s-die", attachments=["data.csv"])
+    _, died, after = stream.of("tool.completed")
+    assert not died["ok"] and "died" in died["output"]
+    assert after["ok"], after["output"]
+    assert after["output"].startswith("False measurements,value")  # a new kernel, context again
+
+
 def test_health_says_the_isolation_is_the_clusters(deployment: Deployment) -> None:
     assert deployment.server.http is not None
     health = deployment.server.http.get(f"{deployment.server.url}/resolve/api/health").json()
