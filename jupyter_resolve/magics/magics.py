@@ -325,12 +325,15 @@ class ResolveMagics(Magics):
         provider = health.get("provider", {})
         session = self.session_id or "(none yet)"
         last = self.last_run_id or "(none yet)"
+        # health's ok is about the runtime and the tools; a provider that does not answer is
+        # not ok either, to the person asking
+        working = health.get("ok") and provider.get("reachable") is not False
 
         def lines(e: Callable[[str], str]) -> str:
             # e escapes the server's text for Markdown (a drift line may name an MCP tool)
             out = [
                 f"**jupyter-resolve** {e(str(health.get('version', '')))} at "
-                f"{e(client.connection.url)} — " + ("ok" if health.get("ok") else "**not ok**"),
+                f"{e(client.connection.url)} — " + ("ok" if working else "**not ok**"),
                 f"- runtime: {e(str(runtime.get('state', '?')))}",
                 f"- provider: {e(str(provider.get('name', '?')))} "
                 f"({e(str(provider.get('model', '')))}){e(provider_trouble(provider))}",
