@@ -27,7 +27,7 @@ from jupyter_core.paths import jupyter_runtime_dir
 
 SANDBOXED_LABEL = "sandboxed"
 UNSANDBOXED_LABEL = "unsandboxed: agent code runs as you"
-GATEWAY_LABEL = "on the gateway's cluster: its isolation applies, not this machine's sandbox"
+GATEWAY_LABEL = "on the cluster: its isolation applies"  # the gateway's, not bubblewrap
 
 # One flag list for the probe and the real thing, so "available" means "these flags work here".
 NAMESPACES = ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL"]

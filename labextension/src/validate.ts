@@ -63,8 +63,9 @@ export function validateNext(body: unknown): string | null {
 
 /** Whether agent code runs under the sandbox, as `/resolve/api/health` says. */
 export interface ISandbox {
-  readonly kind: 'bwrap' | 'none';
-  /** `sandboxed` or `unsandboxed: agent code runs as you`. */
+  readonly kind: 'bwrap' | 'none' | 'gateway';
+  /** `sandboxed`, `unsandboxed: agent code runs as you`, or (scratch kernels on a Jupyter
+   * gateway) `on the cluster: its isolation applies`. */
   readonly label: string;
 }
 
@@ -90,16 +91,22 @@ export interface IHealth {
 
 const SANDBOX_LABELS: { readonly [kind in ISandbox['kind']]: string } = {
   bwrap: 'sandboxed',
-  none: 'unsandboxed: agent code runs as you'
+  none: 'unsandboxed: agent code runs as you',
+  gateway: 'on the cluster: its isolation applies'
 };
 
 function validateSandbox(value: unknown): ISandbox | null {
-  if (!isObject(value) || (value.kind !== 'bwrap' && value.kind !== 'none')) {
+  if (
+    !isObject(value) ||
+    typeof value.kind !== 'string' ||
+    !Object.prototype.hasOwnProperty.call(SANDBOX_LABELS, value.kind)
+  ) {
     return null;
   }
-  // the label follows the kind (the two the contract names), so the header never shows
+  const kind = value.kind as ISandbox['kind'];
+  // the label follows the kind (the ones the contract names), so the header never shows
   // "sandboxed" for a server that said kind "none"
-  return { kind: value.kind, label: SANDBOX_LABELS[value.kind] };
+  return { kind, label: SANDBOX_LABELS[kind] };
 }
 
 /** Check `GET resolve/api/health`. */

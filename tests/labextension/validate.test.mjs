@@ -64,6 +64,9 @@ test('health: remote images only when the server says true; the sandbox label by
   assert.equal(V.validateHealth({ sandbox: { kind: 'none', label: 'sandboxed' } }).sandbox.label,
     'unsandboxed: agent code runs as you');
   assert.equal(V.validateHealth({ sandbox: { kind: 'docker', label: 'sandboxed' } }).sandbox, null);
+  const gateway = V.validateHealth({ sandbox: { kind: 'gateway', label: 'sandboxed' } });
+  assert.deepEqual(gateway.sandbox, { kind: 'gateway', label: 'on the cluster: its isolation applies' });
+  assert.equal(V.validateHealth({ sandbox: { kind: 'toString', label: 'x' } }).sandbox, null);
   assert.equal(V.validateHealth({ sandbox: 'bwrap' }).sandbox, null);
 });
 

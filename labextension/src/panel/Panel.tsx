@@ -115,7 +115,9 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
           title={
             model.server.health.sandbox.kind === 'bwrap'
               ? 'Agent code runs under bubblewrap: only its session folder is writable'
-              : 'Agent code runs as your user, with your files and network (c.Resolve.sandbox)'
+              : model.server.health.sandbox.kind === 'gateway'
+                ? "Agent code runs in a kernel on the Jupyter gateway's cluster, isolated as the cluster isolates its kernels (c.Resolve.scratch_kernels)"
+                : 'Agent code runs as your user, with your files and network (c.Resolve.sandbox)'
           }
         >
           {model.server.health.sandbox.label}
