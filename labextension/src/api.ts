@@ -237,13 +237,13 @@ export async function artifactContent(id: string): Promise<Blob> {
   return response.blob();
 }
 
-/** `POST resolve/api/artifacts`: promote one notebook output. */
-export async function promote(body: {
-  readonly notebook: string;
-  readonly cell_id: string;
-  readonly output_index: number;
-  readonly title?: string;
-}): Promise<IArtifact> {
+/** `POST resolve/api/artifacts`: promote one notebook output, or one tool call's result. */
+export async function promote(
+  body: (
+    | { readonly notebook: string; readonly cell_id: string; readonly output_index: number }
+    | { readonly run_id: string; readonly call_id: string }
+  ) & { readonly title?: string }
+): Promise<IArtifact> {
   return validateArtifact(await postJSON('artifacts', body));
 }
 

@@ -7,6 +7,7 @@ import { InputDialog, Notification } from '@jupyterlab/apputils';
 import { Cell, CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import * as api from './api';
+import { askTitle } from './promote';
 import { placement } from './proposal';
 import { describeError } from './request';
 import { INotebookActions, IResolveChat } from './tokens';
@@ -137,6 +138,12 @@ export async function promoteOutput(
     Notification.warning('Right-click an output of a notebook cell to promote it.');
     return;
   }
+  const count = hit.cell.model.executionCount;
+  const name = panel.context.path.split('/').pop() ?? panel.context.path;
+  const title = await askTitle(`${name} ${count ? `Out[${count}]` : 'output'}`);
+  if (title === null) {
+    return;
+  }
   try {
     if (panel.context.model.dirty) {
       await panel.context.save(); // the server promotes what is on disk
@@ -144,7 +151,8 @@ export async function promoteOutput(
     const artifact = await api.promote({
       notebook: panel.context.path,
       cell_id: hit.cell.model.id,
-      output_index: hit.index
+      output_index: hit.index,
+      title
     });
     // The server recorded the artifact id in the output's metadata on disk: load that version,
     // or the next save would find the file changed under it. Unsaved edits made meanwhile win.
@@ -191,6 +199,20 @@ export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker)
         throw new Error(`${path} could not be opened as a notebook`);
       }
       await panel.context.ready;
+    },
+    reveal: async (path, cellId) => {
+      await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });
+      const panel = openPanel(tracker, path);
+      if (!panel) {
+        throw new Error(`${path} could not be opened as a notebook`);
+      }
+      await panel.context.ready;
+      const index = panel.content.widgets.findIndex(w => w.model.id === cellId);
+      if (index < 0) {
+        throw new Error(`${path} has no cell ${cellId} any more`);
+      }
+      panel.content.activeCellIndex = index;
+      await panel.content.scrollToItem(index).catch(() => undefined);
     },
     apply: async (proposal, cells) => {
       const panel = openPanel(tracker, proposal.notebook);

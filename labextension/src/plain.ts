@@ -3,7 +3,7 @@
  * provider's error with the setting to change, whether the provider answers, a tool's output
  * without the notes meant for the model.
  */
-import type { IHealth } from './validate';
+import type { IArtifact, IHealth } from './validate';
 
 /** How a run ended, in the footer: `stop` is the server's word for a finished answer. */
 const REASONS: { readonly [reason: string]: string } = {
@@ -100,4 +100,44 @@ const SHOWN_NOTE = /\n?\[shown to the person: [^\]\n]*\]\n?/g;
  */
 export function toolOutputText(output: string, showsDisplay: boolean): string {
   return showsDisplay ? output.replace(SHOWN_NOTE, '\n').trim() : output;
+}
+
+/**
+ * Who promoted an artifact and when, as its row shows it: the person's name (the login only
+ * from an older server), local time, the media type: "Ada · 01/12/2026, 17:02:11 · image/png".
+ */
+export function artifactMeta(artifact: IArtifact): string {
+  const who = artifact.created_by_name || artifact.created_by || '';
+  const at = artifact.created_at;
+  const date = typeof at === 'number' ? new Date(at * 1000) : at ? new Date(at) : null;
+  const when = date && !Number.isNaN(date.getTime()) ? date.toLocaleString() : '';
+  return [who, when, artifact.media_type].filter(Boolean).join(' · ');
+}
+
+/** Where an artifact came from, in words, and the notebook cell to open when it has one. */
+export function artifactSource(artifact: IArtifact): {
+  readonly text: string;
+  readonly notebook: string | null;
+  readonly cellId: string | null;
+} {
+  const s = artifact.source;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  const notebook = str(s.notebook);
+  const cellId = str(s.cell_id);
+  const count = typeof s.execution_count === 'number' ? ` Out[${s.execution_count}]` : '';
+  switch (s.kind) {
+    case 'notebook':
+    case 'kernel':
+      return {
+        text: notebook ? `${notebook}${count}` : (str(s.label) ?? 'a kernel value'),
+        notebook,
+        cellId
+      };
+    case 'tool':
+      return { text: `a tool call of run ${str(s.run_id) ?? '?'}`, notebook: null, cellId: null };
+    case 'scratch':
+      return { text: `${str(s.path) ?? 'a file'} (agent workspace)`, notebook: null, cellId: null };
+    default:
+      return { text: str(s.path) ?? String(s.kind ?? ''), notebook: null, cellId: null };
+  }
 }

@@ -52,6 +52,8 @@ export interface IToolCall {
   mime: MimeBundle | null;
   truncated: boolean;
   ms: number | null;
+  /** The run the call belongs to (in a task, the step's run), for promoting its result. */
+  runId?: string;
   /** Set on a `notebook_propose` call: the proposal it put in front of the person. */
   proposalId?: string;
 }

@@ -29,6 +29,8 @@ export interface INotebookActions {
   liveSource(path: string, cellId: string): string | null;
   /** Open notebook `path` (or find it open) and wait until its model is ready. */
   open(path: string): Promise<void>;
+  /** Open notebook `path` in front at cell `cellId` (made active and scrolled to). */
+  reveal(path: string, cellId: string): Promise<void>;
   /**
    * Put accepted cells into the open notebook's model where `proposal` says (one undoable
    * change; the person's unsaved edits stay). Resolves with where they went.

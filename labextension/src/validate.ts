@@ -167,6 +167,8 @@ export interface IArtifact {
   readonly title: string;
   readonly source: { readonly [key: string]: unknown };
   readonly created_by?: string;
+  /** The person's name (`created_by` is the login: under token auth a random hex string). */
+  readonly created_by_name?: string;
   readonly created_at?: string | number;
   readonly [key: string]: unknown;
 }

@@ -195,6 +195,9 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     for (const index of [0, 1]) {
       await outputs.nth(index).click({ button: 'right' });
       await page.locator('.lm-Menu-itemLabel', { hasText: 'Promote output' }).click();
+      // every promotion asks for a title
+      await page.locator('.jp-Dialog input').fill(`demo output ${index}`);
+      await page.locator('.jp-Dialog button.jp-mod-accept').click();
       // this promotion's toast (the last one may still be closing), shown once it is done
       const id = await (
         await page.waitForFunction(seen => {
@@ -253,6 +256,12 @@ describe('the Resolve panel', { timeout: 600_000 }, () => {
     assert.ok(await image.evaluate(img => img.complete && img.naturalWidth === 4), 'the PNG loaded');
     assert.match(await provenance.innerText(), /cell-plot/);
     await shot(panel, '07-artifacts-image');
+    // its row's link opens the notebook at the cell it came from (issue 30.4)
+    const activeCell = () =>
+      page.evaluate(() => window.jupyterapp.shell.currentWidget.content.activeCell.model.id);
+    assert.equal(await activeCell(), 'cell-answer');
+    await panel.locator('.jp-resolve-artifacts li', { hasText: 'demo output 1' }).locator('.jp-resolve-artifact-source').click();
+    await page.waitForFunction(() => window.jupyterapp.shell.currentWidget?.content?.activeCell?.model.id === 'cell-plot');
   });
 
   test('"Ask Resolve about this cell" sends the source and outputs', async () => {

@@ -20,7 +20,21 @@ const notebook = cells =>
 const FIRST = 'first_cell_source = 1';
 const THIRD = 'third_cell_source = 3';
 
-const fake = await startFakeOpenAI(() => ({ content: 'Noted.' }), { models: ['gpt-4o-mini', 'gpt-4o'] });
+const SQUARE =
+  "from IPython.display import SVG, display; display(SVG('<svg xmlns=\"http://www.w3.org/2000/svg\" " +
+  'width="10" height="10"><rect width="10" height="10" fill="red"/></svg>\'))';
+
+/** The model: asked to draw, it runs python that displays a square; otherwise it notes. */
+function reply(body) {
+  const last = body.messages.at(-1);
+  if (last?.role === 'tool') return { content: 'Drawn.' };
+  if (textOf(last).includes('draw a square')) {
+    return { tool_calls: [{ name: 'python', arguments: { code: SQUARE } }] };
+  }
+  return { content: 'Noted.' };
+}
+
+const fake = await startFakeOpenAI(reply, { models: ['gpt-4o-mini', 'gpt-4o'] });
 process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // the provider wants a key; this one opens nothing
 
 const lastUserText = body => textOf(body.messages.filter(m => m.role === 'user').at(-1));
@@ -42,7 +56,6 @@ async function openNotebook(page, path) {
 }
 
 describe('the panel says what is true about cells, notebooks and models', { timeout: 600_000 }, () => {
-  after(() => fake.close());
   const suite = labForSuite({
     files: {
       'a.ipynb': notebook([code('a-1', FIRST), code('a-2', 'second = 2'), code('a-3', THIRD)]),
@@ -140,6 +153,46 @@ describe('the panel says what is true about cells, notebooks and models', { time
     assert.equal(fake.requests.at(-1).model, 'gpt-4o');
     await panel.locator('select[aria-label="Model"]').selectOption('');
     await header.filter({ hasText: 'openai · gpt-4o-mini' }).waitFor();
+  });
+});
+
+describe('promotion where things are made (issue 30.4)', { timeout: 600_000 }, () => {
+  after(() => fake.close());
+  const suite = labForSuite({
+    config: [
+      "c.Resolve.provider = 'openai'",
+      `c.Resolve.base_url = '${fake.baseUrl}'`,
+      "c.Resolve.model = 'gpt-4o-mini'",
+      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
+      ''
+    ].join('\n')
+  });
+
+  test('Promote on a tool card asks a title; the artifact row shows it, a name and a time', async () => {
+    const { page } = suite.session;
+    const panel = await openPanel(page);
+    await send(page, 'please draw a square');
+    await answered(panel);
+    const card = panel.locator('.jp-resolve-tool').last();
+    await card.locator('.jp-resolve-tool-body svg, .jp-resolve-tool-body img').first().waitFor();
+    assert.doesNotMatch(await card.innerText(), /shown to the person/);
+    await card.locator('button.jp-resolve-promote').click();
+    await page.locator('.jp-Dialog input').fill('The red square');
+    await page.locator('.jp-Dialog button.jp-mod-accept').click();
+    await page.locator('.Toastify__toast', { hasText: 'Promoted: The red square' }).waitFor();
+    await dismissToasts(page);
+    await panel.locator('.jp-resolve-tab', { hasText: 'Artifacts' }).click();
+    const row = panel.locator('.jp-resolve-artifacts li', { hasText: 'The red square' });
+    await row.waitFor();
+    const meta = await row.locator('.jp-resolve-row .jp-resolve-row-meta').innerText();
+    assert.doesNotMatch(meta, /[0-9a-f]{32}/, 'a name, not the login hash');
+    assert.doesNotMatch(meta, /\d{4}-\d\d-\d\dT/, 'local time, not the stored ISO text');
+    assert.match(meta, /image\/svg\+xml/);
+    const [artifact] = (await (await suite.lab.api('resolve/api/artifacts')).json()).artifacts;
+    assert.equal(artifact.title, 'The red square');
+    assert.equal(artifact.source.kind, 'tool');
+    assert.ok(meta.startsWith(artifact.created_by_name), meta);
+    await shot(panel, 'truth-artifact-from-tool-card');
   });
 });
 

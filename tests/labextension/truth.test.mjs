@@ -79,3 +79,29 @@ describe('words a person reads', () => {
     assert.equal(P.toolOutputText(output, false), output);
   });
 });
+
+describe('artifact rows (issue 30.4)', () => {
+  const artifact = extra =>
+    V.validateArtifact({
+      id: 'art-0123456789abcdef01234567',
+      media_type: 'image/png',
+      title: 'BMI',
+      created_by: '2177f83583fb4e9c8d2e5d566f4a1c88',
+      created_at: '2026-12-01T16:30:00.000+00:00',
+      source: { kind: 'notebook', notebook: 'a.ipynb', cell_id: 'c-1', output_index: 0, execution_count: 3 },
+      ...extra
+    });
+  test('the person by name, not the login; local time, not the stored ISO text', () => {
+    const meta = P.artifactMeta(artifact({ created_by_name: 'Ada Lovelace' }));
+    assert.match(meta, /^Ada Lovelace · /);
+    assert.ok(!meta.includes('2177f83583'), meta);
+    assert.ok(!meta.includes('2026-12-01T16:30'), meta);
+    assert.match(meta, /image\/png$/);
+  });
+  test('a notebook source opens its cell; a tool call names its run', () => {
+    assert.deepEqual(P.artifactSource(artifact({})), { text: 'a.ipynb Out[3]', notebook: 'a.ipynb', cellId: 'c-1' });
+    const tool = P.artifactSource(artifact({ source: { kind: 'tool', run_id: 'run-1', call_id: 'c' } }));
+    assert.equal(tool.notebook, null);
+    assert.match(tool.text, /run-1/);
+  });
+});

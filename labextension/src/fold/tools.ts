@@ -64,6 +64,7 @@ export const TOOL_FOLDS: { readonly [T in Extract<EventType, `tool.${string}`>]:
   },
   'tool.completed': (run, d) => {
     const call = tool(run, String(d.call_id), d.name);
+    call.runId = d.run_id;
     // A denied call's result only tells the model so: the card stays denied.
     if (call.status !== 'denied') {
       call.status = d.ok ? 'done' : 'error';

@@ -1,9 +1,9 @@
 /** Sessions, runs and artifacts: lists that load on open and act on a click. */
-import { Clipboard } from '@jupyterlab/apputils';
+import { Clipboard, Notification } from '@jupyterlab/apputils';
 import * as React from 'react';
 import * as api from '../api';
 import { ChatModel } from '../model';
-import { reasonLabel } from '../plain';
+import { artifactMeta, artifactSource, reasonLabel } from '../plain';
 import { describeError } from '../request';
 import { ISessionRow } from '../listings';
 import { IArtifact, IRunInfo } from '../validate';
@@ -193,7 +193,36 @@ function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
   );
 }
 
-export function Artifacts(props: { readonly generation: number }): JSX.Element {
+/** "from analysis.ipynb Out[3]": a link that opens the notebook at the source cell. */
+function ArtifactSource(props: {
+  readonly model: ChatModel;
+  readonly artifact: IArtifact;
+}): JSX.Element {
+  const source = artifactSource(props.artifact);
+  const actions = props.model.decisions.notebookActions;
+  const { notebook, cellId } = source;
+  if (!notebook || !cellId || !actions) {
+    return <span className="jp-resolve-row-meta">from {source.text}</span>;
+  }
+  return (
+    <button
+      className="jp-resolve-link jp-resolve-artifact-source"
+      title={`Open ${notebook} at the cell this came from`}
+      onClick={() =>
+        void actions
+          .reveal(notebook, cellId)
+          .catch(e => Notification.error(describeError(e, 'Open the source cell')))
+      }
+    >
+      from {source.text}
+    </button>
+  );
+}
+
+export function Artifacts(props: {
+  readonly model: ChatModel;
+  readonly generation: number;
+}): JSX.Element {
   const [list, setList] = React.useState<IArtifact[] | null>(null);
   const [error, setError] = React.useState<string | null>(null);
   const [selected, setSelected] = React.useState<string | null>(null);
@@ -229,10 +258,11 @@ export function Artifacts(props: { readonly generation: number }): JSX.Element {
               onClick={() => setSelected(a.id === selected ? null : a.id)}
             >
               <span className="jp-resolve-row-title">{a.title}</span>
-              <span className="jp-resolve-row-meta">
-                {a.media_type} · {a.id.slice(0, 24)}
+              <span className="jp-resolve-row-meta" title={a.id}>
+                {artifactMeta(a)}
               </span>
             </button>
+            <ArtifactSource model={props.model} artifact={a} />
             {a.id === selected && <Preview artifact={a} />}
           </li>
         ))}

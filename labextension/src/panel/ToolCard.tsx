@@ -2,6 +2,7 @@
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { toolOutputText } from '../plain';
+import { promoteToolResult } from '../promote';
 import { IToolCall, statusLabel } from '../run';
 import { MimeOutput } from './Rendered';
 
@@ -10,6 +11,32 @@ function formatArguments(args: unknown): string {
     return String((args as { code: unknown }).code);
   }
   return JSON.stringify(args, null, 2);
+}
+
+/** "Promote…" under a finished call's result: titled by the person, read from the record. */
+function PromoteResult(props: { readonly call: IToolCall }): JSX.Element | null {
+  const { call } = props;
+  const [busy, setBusy] = React.useState(false);
+  if (call.status !== 'done' || !call.runId || (!call.mime && !call.output.trim())) {
+    return null;
+  }
+  const shows = call.mime ? Object.keys(call.mime).find(m => m !== 'text/plain') : undefined;
+  const suggested = `${call.name} ${shows ? shows.split('/')[0] : 'output'}`;
+  return (
+    <div className="jp-resolve-tool-actions">
+      <button
+        className="jp-mod-styled jp-resolve-promote"
+        disabled={busy}
+        title="Keep this result as an artifact, with where it came from"
+        onClick={() => {
+          setBusy(true);
+          void promoteToolResult(call.runId!, call.callId, suggested).finally(() => setBusy(false));
+        }}
+      >
+        Promote…
+      </button>
+    </div>
+  );
 }
 
 export function ToolCard(props: {
@@ -60,6 +87,7 @@ export function ToolCard(props: {
             </pre>
           )}
           {call.mime && <MimeOutput rendermime={props.rendermime} bundle={call.mime} />}
+          <PromoteResult call={call} />
         </div>
       )}
     </div>
