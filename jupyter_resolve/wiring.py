@@ -115,8 +115,11 @@ def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) ->
         state_dir / "sessions",
         root_dir,
         log,
-        # the effective value, "bwrap" or "" (auto decided here, once)
-        sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log),
+        # the effective value, "bwrap" or "" (auto decided here, once); on a gateway, the
+        # cluster's isolation applies instead (scratch/remote.py)
+        sandbox=scratch_sandbox.effective_sandbox(config.sandbox, log)
+        if config.scratch_kernels == "local"
+        else "",
         network=config.sandbox_network,
         kernel_name=config.scratch_kernel_name,
         where=config.scratch_kernels,

@@ -61,7 +61,12 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     folder = tmp_path_factory.mktemp("scratch-gateway")
     script = folder / "script.jsonl"
     script.write_text(json.dumps({"content": "ok"}) + "\n")
-    config = {"provider": "scripted", "script": str(script), "scratch_kernels": "gateway"}
+    config = {
+        "provider": "scripted",
+        "script": str(script),
+        "scratch_kernels": "gateway",
+        "tool_timeout": 10.0,
+    }
     with (
         kernel_gateway(folder / "kg", env={"RESOLVE_TEST_MARKER": MARKER}) as gateway,
         server_in_front(folder / "server", gateway, config) as server,
@@ -193,6 +198,19 @@ def test_a_kernel_that_dies_is_restarted_with_its_context(deployment: Deployment
     assert not died["ok"] and "died" in died["output"]
     assert after["ok"], after["output"]
     assert after["output"].startswith("False measurements,value")  # a new kernel, context again
+
+
+def test_a_call_past_its_time_is_interrupted_through_the_gateway(deployment: Deployment) -> None:
+    deployment.model_says(
+        use("python", code="stays = 7"),
+        use("python", code="import time\nwhile True: time.sleep(0.1)"),
+        use("python", code="print(stays)"),
+        {"content": "done"},
+    )
+    stream = chat(deployment.server, "wait", session_id="s-slow")
+    _, slow, after = stream.of("tool.completed")
+    assert not slow["ok"] and "timed out after 10 s" in slow["output"]
+    assert after["ok"] and after["output"] == "7"  # interrupted, not restarted: state kept
 
 
 def test_health_says_the_isolation_is_the_clusters(deployment: Deployment) -> None:
