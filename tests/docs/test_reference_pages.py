@@ -85,7 +85,13 @@ def code_paths(text: str) -> list[str]:
     return [t for t in tokens if re.fullmatch(r"[\w./-]+", t) and ("/" in t or "." in t)]
 
 
+# made by a build, not kept in the repository (a clean clone has none before `make docs`)
+BUILT_PREFIXES = ("docs/_build",)
+
+
 def exists(path: str, short: bool) -> bool:
+    if path.startswith(BUILT_PREFIXES):
+        return True
     if path.startswith(REPO_PREFIXES):
         return (ROOT / path).exists()
     if not short or not re.search(r"\.(py|ts|tsx)$", path):
