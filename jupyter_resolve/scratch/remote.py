@@ -314,6 +314,11 @@ class GatewayScratchKernel(ScratchKernel):
         if km is not None:
             with contextlib.suppress(Exception):
                 await km.shutdown_kernel(now=True)  # its temporary folder goes with it
+            # refresh_model counted its connections in the server's manager, which never
+            # listed it: drop that count with the kernel
+            connections = getattr(self.server_kernels, "_kernel_connections", None)
+            if isinstance(connections, dict):
+                connections.pop(km.kernel_id, None)
 
 
 __all__ = ["GatewayScratchKernel", "gateway_problem"]
