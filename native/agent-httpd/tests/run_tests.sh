@@ -7,7 +7,8 @@ PYTHON=${PYTHON:-python3}
 pass=0
 fail=0
 for t in "$@"; do
-    if [[ $t == *.py ]]; then cmd=("$PYTHON" "$t"); else cmd=("$t"); fi
+    # RUN_WITH: a runner for compiled tests of another architecture (qemu-aarch64)
+    if [[ $t == *.py ]]; then cmd=("$PYTHON" "$t"); else cmd=(${RUN_WITH:-} "$t"); fi
     out=$("${cmd[@]}" 2>&1)
     rc=$?
     printf '%s\n' "$out"
