@@ -18,9 +18,8 @@ function usage(run: IRunInfo): string {
   const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
   const tokens = count(run.prompt_tokens) + count(run.completion_tokens);
   const cost = count(run.cost);
-  return (
-    (tokens ? ` · ${tokens.toLocaleString()} tokens` : '') + (cost ? ` · $${cost.toFixed(4)}` : '')
-  );
+  const price = cost < 0.0001 ? '< $0.0001' : `$${cost.toFixed(4)}`;
+  return (tokens ? ` · ${tokens.toLocaleString()} tokens` : '') + (cost ? ` · ${price}` : '');
 }
 
 export function Sessions(props: {
@@ -70,7 +69,7 @@ export function Sessions(props: {
           </li>
         ))}
       </ul>
-      <LoadMore listing={listing} state={state} noun="sessions" />
+      <LoadMore listing={listing} state={state} noun="sessions" one="session" />
     </div>
   );
 }
@@ -112,7 +111,7 @@ export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => 
           </li>
         ))}
       </ul>
-      <LoadMore listing={listing} state={state} noun="runs" />
+      <LoadMore listing={listing} state={state} noun="runs" one="run" />
     </div>
   );
 }

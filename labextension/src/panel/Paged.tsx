@@ -20,7 +20,9 @@ export function usePaged<T>(
 export function LoadMore<T>(props: {
   readonly listing: PagedListing<T>;
   readonly state: IListingState<T>;
+  /** What a row is, plural and singular: "runs", "run". */
   readonly noun: string;
+  readonly one: string;
 }): JSX.Element | null {
   const { listing, state } = props;
   const button = React.useRef<HTMLButtonElement>(null);
@@ -57,7 +59,7 @@ export function LoadMore<T>(props: {
       )}
       {!state.more && state.rows.length > 0 && (
         <div className="jp-resolve-row-meta jp-resolve-list-all">
-          All {state.rows.length} {props.noun} shown.
+          All {state.rows.length} {state.rows.length === 1 ? props.one : props.noun} shown.
         </div>
       )}
     </div>
