@@ -25,8 +25,8 @@ from tornado.web import HTTPError
 
 from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.pathargs import check_path_text
+from ..kernel_gateway import gateway_client, is_gateway_kernel, refreshed_state
 from . import inspector
-from .gateway_client import gateway_client, is_gateway_kernel, refreshed_state
 
 INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
 MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused
@@ -143,7 +143,7 @@ class UserKernels:
         return None
 
     async def _client(self, kernel_id: str, iopub: bool) -> Any:
-        """A client of the kernel, local or on a Jupyter gateway (``gateway_client.py``);
+        """A client of the kernel, local or on a Jupyter gateway (``kernel_gateway.py``);
         with ``iopub``, once the kernel's outputs reach it."""
         kernel = self.kernels.get_kernel(kernel_id)
         client = gateway_client(kernel) if is_gateway_kernel(kernel) else kernel.client()

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from ..contracts.bodies import text_of
-from .scripted import OFFLINE, QUOTE_LIMIT, ToolCall, Turn, tool_names
+from .turns import OFFLINE, QUOTE_LIMIT, ToolCall, Turn, tool_names
 from .wire_names import wire_name
 
 PLOT = re.compile(r"\b(plot|chart|graph)", re.IGNORECASE)

@@ -21,7 +21,6 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,11 @@ from ..contracts.errors import ProviderError
 from ..contracts.sse import format_data
 from .base import Chunk, Provider
 from .chunks import ChunkBuilder, estimate_tokens, new_call_id, wants_usage
+from .demo import showcase_turn
+from .turns import OFFLINE, QUOTE_LIMIT, ToolCall, Turn, tool_names
 
 SOUL_LINE = re.compile(r"^soul: (\S+)$", re.MULTILINE)
 FENCED_PYTHON = re.compile(r"```(?:python3?|py)[ \t]*\r?\n(.*?)```", re.DOTALL)
-OFFLINE = "(offline scripted model)"
 CONFIGURE = (
     "To use a real model, set c.Resolve.provider (openai or anthropic) with c.Resolve.model, "
     "c.Resolve.base_url and c.Resolve.api_key_env."
@@ -49,23 +49,6 @@ PROGRESS_CODE = (
     "    time.sleep(0.3)\n"
     "print('done')\n"
 )
-QUOTE_LIMIT = 1000
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    name: str
-    arguments: str  # JSON text
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One model turn of a script or of the demo."""
-
-    content: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
-    soul: str | None = None
 
 
 def parse_turn(obj: Any) -> Turn:
@@ -132,17 +115,6 @@ def declared_soul(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def tool_names(body: dict[str, Any]) -> set[str]:
-    names: set[str] = set()
-    for tool in body.get("tools") or []:
-        if isinstance(tool, dict):
-            function = tool.get("function")
-            name = function.get("name") if isinstance(function, dict) else tool.get("name")
-            if isinstance(name, str):
-                names.add(name)
-    return names
-
-
 def demo_turn(body: dict[str, Any]) -> Turn:
     """The built-in demo's answer to a request."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
@@ -151,8 +123,6 @@ def demo_turn(body: dict[str, Any]) -> Turn:
     after = messages[last_user + 1 :]
     fenced = FENCED_PYTHON.search(question)
     if not fenced:
-        from .demo import showcase_turn  # here: it builds on this module
-
         showcase = showcase_turn(body, question, last_user)
         if showcase is not None:
             return showcase
@@ -183,7 +153,7 @@ def demo_turn(body: dict[str, Any]) -> Turn:
         f"{OFFLINE} Here is how I would approach: {topic}\n\n"
         "1. Restate the question and gather the data or files it needs.\n"
         "2. Work through it step by step in the scratch kernel, checking each result.\n"
-        "3. Summarize the findings and promote what is worth keeping.\n\n"
+        "3. Summarize the findings and keep what is worth keeping.\n\n"
         "Put Python in a ```python fenced block and I will run it. " + CONFIGURE
     )
 

@@ -33,7 +33,7 @@ from jupyter_server.gateway.managers import GatewayKernelManager, GatewayMapping
 from jupyter_server.utils import url_path_join
 from tornado.escape import json_decode, json_encode, url_escape
 
-from ..notebook.gateway_client import gateway_client
+from ..kernel_gateway import gateway_client
 from . import bootstrap, context_cells
 from .iopub import Execution, KernelMessage
 from .kernels import OnOutput, ScratchKernel
