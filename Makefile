@@ -6,6 +6,8 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.setup-stamp
 PYTHON ?= python3
 APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromium
+# the release builds: static agent-httpd for x86_64 (musl) and aarch64 (cross), tested under qemu
+APT_PACKAGES += musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 # The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
 # linked into the venv's share/jupyter/labextensions/ (a wheel ships it there as shared data).
 LABEXT_NAME := jupyter-resolve
@@ -30,13 +32,18 @@ MCP_NODE := $(VENV)/mcp-node/node_modules/.bin/mcp-server-everything
 # tests/jupyter_resolve/clients; the LiteLLM proxy (real server code with mock responses) for
 # tests/jupyter_resolve/litellm, with litellm and langchain-openai as clients of the facade
 # (their pins clash with the lab's packages).
-CLIENT_VENVS := $(VENV)/a2a-03/.stamp $(VENV)/a2a-1/.stamp $(VENV)/litellm/.stamp
+CLIENT_VENVS := $(VENV)/a2a-03/.stamp $(VENV)/a2a-1/.stamp $(VENV)/litellm/.stamp \
+	$(VENV)/dist-tools/.stamp
 CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
 CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
 CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
+# `make dist` checks its files with twine and auditwheel (tests/packaging too)
+CLIENT_PINS_dist-tools := 'twine>=5' 'auditwheel>=6'
+# The release wheels, one per architecture, each with a static agent-httpd (hatch_build.py)
+DIST_ARCHES := x86_64 aarch64
 
 .PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean \
-	peer-suite-sources test-peer-suite
+	peer-suite-sources test-peer-suite dist test-arm64 test-dist
 
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
@@ -92,10 +99,30 @@ $(LABEXT_OUT): $(LABEXT_SRC)
 lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
 
-test: setup lint test-native fuzz-smoke check test-python test-peer-suite test-panel test-browser docs
+test: setup lint test-native test-arm64 fuzz-smoke check test-python test-peer-suite test-panel test-browser docs
 
 test-native:
-	$(MAKE) -C native test
+	$(MAKE) -C native test test-dist-$(shell uname -m)
+
+# agent-httpd for aarch64 (the static binary the aarch64 wheel ships): its unit tests and the
+# e2e test under qemu-aarch64.
+test-arm64:
+	$(MAKE) -C native test-dist-aarch64
+
+# The sdist and the release wheels in dist/ (the panel rebuilt first when its sources changed),
+# then twine check and auditwheel show on them.
+dist: labextension $(VENV)/dist-tools/.stamp
+	rm -rf dist
+	$(PY) -m hatchling build -t sdist -d dist
+	for arch in $(DIST_ARCHES); do \
+		JUPYTER_RESOLVE_WHEEL_ARCH=$$arch $(PY) -m hatchling build -t wheel -d dist || exit 1; done
+	$(VENV)/dist-tools/bin/twine check --strict dist/*
+	for whl in dist/*.whl; do $(VENV)/dist-tools/bin/auditwheel show $$whl || exit 1; done
+
+# The wheel and the sdist as a user gets them (tests/packaging): tags, the static runtime, a chat
+# from a fresh venv, an sdist install without Node.js, twine and auditwheel.
+test-dist: setup
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/packaging
 
 fuzz-smoke:
 	$(MAKE) -C native fuzz-smoke
