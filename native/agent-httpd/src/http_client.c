@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "http_parse.h"
+#include "io.h" /* MSG_NOSIGNAL where the platform lacks it */
 
 #define HC_IN_MAX (256 * 1024)
 #define HC_HEAD_MAX (64 * 1024)

@@ -3,6 +3,12 @@
 #define IO_H
 
 #include <stddef.h>
+#include <sys/socket.h>
+
+/* Linux and the BSDs have MSG_NOSIGNAL; where it is missing, main() ignoring SIGPIPE does. */
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
 
 /* Send all n bytes on a socket (no SIGPIPE), retrying on EINTR. Returns 0, or -1 once the
  * peer is gone, the send timed out, or (on a non-blocking socket) its buffer is full. */
