@@ -37,6 +37,14 @@ CLIENT_VENVS := $(VENV)/a2a-03/.stamp $(VENV)/a2a-1/.stamp $(VENV)/litellm/.stam
 CLIENT_PINS_a2a-03 := 'a2a-sdk==0.3.26'
 CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
 CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
+# jupyter-collaboration (issue 40) in a venv of its own, never in the main one: installed, its
+# server extension turns itself on and makes every open notebook a shared room, which would change
+# what every other test sees. The venv sees the main venv's packages through a .pth (nothing is
+# installed twice) and the lab's assets, extensions and server config through links;
+# tests/jupyter_resolve/collab runs in it. The version the issue was reported against.
+COLLAB_VENV := $(VENV)/collab
+COLLAB_PINS := 'jupyter-collaboration==5.0.4'
+PURELIB := -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
 # `make dist` checks its files with twine and auditwheel (tests/packaging too)
 CLIENT_PINS_dist-tools := 'twine>=5' 'auditwheel>=6'
 # The release wheels, one per architecture, each with a static agent-httpd (hatch_build.py)
@@ -48,6 +56,7 @@ DIST_ARCHES := x86_64 aarch64
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
 	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(CLIENT_VENVS) \
+		$(COLLAB_VENV)/.stamp \
 		peer-suite-sources
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
@@ -73,6 +82,20 @@ $(VENV)/%/.stamp: | $(STAMP)
 	@test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/pip install -q --upgrade pip
 	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
+	@touch $@
+
+$(COLLAB_VENV)/.stamp: | $(STAMP)
+	@test -x $(COLLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLLAB_VENV)
+	$(PY) $(PURELIB) > "$$($(COLLAB_VENV)/bin/python $(PURELIB))/_main_venv.pth"
+	$(COLLAB_VENV)/bin/pip install -q $(COLLAB_PINS)
+	@mkdir -p $(COLLAB_VENV)/share/jupyter/labextensions $(COLLAB_VENV)/etc/jupyter/jupyter_server_config.d
+	@ln -sfn $(abspath $(VENV))/share/jupyter/lab $(COLLAB_VENV)/share/jupyter/lab
+	@for ext in $(abspath $(VENV))/share/jupyter/labextensions/*; do \
+		ln -sfn $$ext $(COLLAB_VENV)/share/jupyter/labextensions/; done
+	@ln -sfn $(CURDIR)/jupyter_resolve/labextension $(COLLAB_VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
+	@for conf in $(abspath $(VENV))/etc/jupyter/jupyter_server_config.d/*.json; do \
+		test -e $(COLLAB_VENV)/etc/jupyter/jupyter_server_config.d/$$(basename $$conf) || \
+		ln -s $$conf $(COLLAB_VENV)/etc/jupyter/jupyter_server_config.d/; done
 	@touch $@
 
 # jupyter_server's own tests for the installed version (its sdist, from the package index) and
@@ -148,6 +171,11 @@ test-peer-suite: setup
 
 test-python: setup
 	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(COLLAB_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/jupyter_resolve/collab
+
+# Only the tests under real-time collaboration (jupyter-collaboration, in its own venv).
+test-collab: setup
+	$(COLLAB_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/jupyter_resolve/collab
 
 # The panel's sizes (files up to 400 lines, functions up to 80, as native/ checks the C), then
 # its pure modules (event folding, the SSE parser, shape checks) under node --test.

@@ -53,18 +53,24 @@ class Artifacts:
         self.runs_dir = runs_dir if runs_dir is not None else sessions_dir.parent / "runs"
         self.config = config
 
-    def promote(self, request: PromoteRequest, *, created_by: str, by_name: str = "") -> Promoted:
+    def promote(
+        self, request: PromoteRequest, *, created_by: str, by_name: str = "", live: Any = None
+    ) -> Promoted:
         """Promote what ``request`` names; a notebook comes back with the id in its output.
-        ``created_by`` is the login, ``by_name`` the person's name to show."""
+        ``created_by`` is the login, ``by_name`` the person's name to show. ``live``: the
+        notebook's shared document content under real-time collaboration; the output is read
+        from it and nothing comes back to save (the caller records the id in the room)."""
         who = (created_by, by_name)
         limit = self.config.max_artifact_bytes
         if request.kind == "notebook":
             assert request.notebook is not None
             assert request.cell_id is not None and request.output_index is not None
             picked = notebook_output(
-                self.root_dir, request.notebook, request.cell_id, request.output_index, limit
+                self.root_dir, request.notebook, request.cell_id, request.output_index, limit, live
             )
             manifest, created = self._store(picked, request, *who)
+            if live is not None:
+                return Promoted(manifest, created, None, picked.path)
             changed = record_artifact_id(
                 picked.notebook, request.cell_id, request.output_index, manifest.id
             )

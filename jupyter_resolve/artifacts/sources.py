@@ -150,12 +150,18 @@ def read_notebook(path: Path, rel: str) -> Any:
 
 
 def notebook_output(
-    root: Path, rel: str, cell_id: str, output_index: int, max_bytes: int
+    root: Path, rel: str, cell_id: str, output_index: int, max_bytes: int, live: Any = None
 ) -> NotebookOutput:
-    """Output ``output_index`` of cell ``cell_id`` of the saved notebook ``rel``."""
+    """Output ``output_index`` of cell ``cell_id`` of the notebook ``rel``: of ``live`` (its
+    shared document's content, a dict, while a collaboration room is open) else the saved file."""
     path = inside(root, rel, "notebook", "the server root")
     rel_path = path.relative_to(root.resolve()).as_posix()
-    notebook = read_notebook(path, rel)
+    if live is not None:
+        import nbformat
+
+        notebook = nbformat.from_dict(live)  # type: ignore[no-untyped-call]
+    else:
+        notebook = read_notebook(path, rel)
     cells = [c for c in notebook.cells if c.get("id") == cell_id]
     if not cells:
         raise BadRequest(f"cell_id: no cell '{cell_id}' in '{rel_path}'", code="unknown_cell")

@@ -14,6 +14,7 @@ from ..artifacts.records import PromoteRequest
 from ..artifacts.service import Promoted
 from ..contracts.errors import BadMediaType, BadRequest
 from ..contracts.ids import check_id, optional_id
+from ..notebook.rooms import live_notebook, record_artifact_in_room
 from .base import ResolveHandler, authorized
 
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.
@@ -30,10 +31,19 @@ class ArtifactsHandler(ResolveHandler):
         request = self.parse(PromoteRequest)
         if request.notebook is not None or request.file is not None:
             await self.require("read", "contents")  # it reads (or names) a notebook or file
+        room = None
+        if request.kind == "notebook" and request.notebook is not None:
+            room = await live_notebook(self.serverapp, request.notebook)
         promoted = self.gateway.artifacts.promote(
-            request, created_by=self._user_name(), by_name=self._display_name()
+            request,
+            created_by=self._user_name(),
+            by_name=self._display_name(),
+            live=room.get() if room is not None else None,
         )
-        await self._save_notebook(promoted)
+        if room is not None:
+            await self._record_in_room(room, request, promoted)
+        else:
+            await self._save_notebook(promoted)
         self.set_status(201 if promoted.created else 200)
         self.answer(promoted.manifest.to_json())
 
@@ -64,8 +74,22 @@ class ArtifactsHandler(ResolveHandler):
         name = getattr(user, "display_name", None) or getattr(user, "name", None)
         return str(name or self._user_name())
 
+    async def _record_in_room(self, room: Any, request: PromoteRequest, promoted: Promoted) -> None:
+        """Record the artifact id through the notebook's shared document (DESIGN 9.2): never a
+        save under a live room, which would overwrite what people are typing."""
+        assert request.cell_id is not None and request.output_index is not None
+        if not await self.allowed("write", "contents"):
+            self.log.warning(
+                "artifact %s: its id is not recorded in %s (the user may not write contents)",
+                promoted.manifest.id,
+                promoted.notebook_path,
+            )
+            return
+        record_artifact_in_room(room, request.cell_id, request.output_index, promoted.manifest.id)
+
     async def _save_notebook(self, promoted: Promoted) -> None:
-        """Record the artifact id in the output's metadata, through the contents manager."""
+        """Record the artifact id in the output's metadata, through the contents manager (no
+        collaboration room is open for the notebook: nobody else is editing it)."""
         if promoted.notebook is None:
             return
         if not await self.allowed("write", "contents"):
