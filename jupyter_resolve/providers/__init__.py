@@ -1,7 +1,8 @@
 """Model providers: each streams OpenAI chat-completion chunks for the gateway.
 
 ``scripted`` is the offline default; ``openai`` speaks to any OpenAI-compatible server;
-``anthropic`` translates to and from the Messages API. :func:`make_provider` builds one from
+``anthropic`` translates to and from the Messages API; ``local`` runs a GGUF model on a
+llama.cpp server of its own (:mod:`.local`). :func:`make_provider` builds one from
 the ``c.Resolve`` settings. Each provider's module loads when it is first made or named here
 (``from jupyter_resolve.providers import AnthropicProvider``), so a server pays only for the
 one it is configured with.
@@ -10,6 +11,7 @@ one it is configured with.
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +32,7 @@ __all__ = [
     "make_provider",
 ]
 
-KINDS = ("scripted", "openai", "anthropic")
+KINDS = ("scripted", "openai", "anthropic", "local")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _LAZY = {
@@ -62,8 +64,12 @@ def make_provider(
     prompt_caching: bool = True,
     reasoning_effort: str = "",
     families: Mapping[str, Any] | None = None,
+    local: Mapping[str, Any] | None = None,
+    log: logging.Logger | None = None,
 ) -> Provider:
-    """The provider named by ``kind`` (scripted | openai | anthropic); ValueError otherwise.
+    """The provider named by ``kind`` (scripted | openai | anthropic | local); ValueError
+    otherwise. ``local`` holds the local model's settings (model, context, threads, max_tokens,
+    tool_choice).
 
     An empty ``base_url`` means the vendor's public endpoint; an empty ``model`` means the
     runtime's model (openai, anthropic) or "scripted".
@@ -99,5 +105,24 @@ def make_provider(
             api_key_env=api_key_env,
             thinking=thinking,
             cache=prompt_caching,
+        )
+    if kind == "local":
+        from .families import parse_families
+        from .local import LocalProvider
+        from .local_server import LocalModelServer, default_model
+
+        settings = dict(local or {})
+        server = LocalModelServer(
+            str(settings.get("model") or default_model()),
+            context=int(settings.get("context") or 4096),
+            threads=int(settings.get("threads") or 1),
+            log=log or logging.getLogger("jupyter_resolve"),
+        )
+        return LocalProvider(
+            server,
+            timeout=timeout,
+            families=parse_families(families or {}),
+            max_tokens=int(settings.get("max_tokens") or 512),
+            tool_choice=str(settings.get("tool_choice") or ""),
         )
     raise ValueError(f"unknown provider {kind!r}: choose one of {', '.join(KINDS)}")

@@ -8,7 +8,8 @@ llama.cpp server serves) gets ``cache_prompt: true``: the server keeps the promp
 reads only what a prompt adds to the last one (contracts/context.py keeps each prompt an
 extension of the one before). Every other model gets the request as it is.
 Whatever the family, reasoning text (``reasoning_content``, ``reasoning``) is never sent back
-in history: DeepSeek answers 400 when it is.
+in history: DeepSeek answers 400 when it is; an assistant turn's ``content: null`` (a turn that
+only called tools) goes as ``""``: llama.cpp's server answers 500 to null.
 
 The table is small on purpose; ``c.Resolve.model_families`` adds to it or replaces an entry
 (:func:`parse_families`).
@@ -139,6 +140,8 @@ def shape_request(
         message = {k: v for k, v in message.items() if k not in HISTORY_REASONING}
         if not family.thinking_blocks:
             message.pop("thinking_blocks", None)
+        if message.get("role") == "assistant" and message.get("content", "") is None:
+            message["content"] = ""  # llama.cpp's server answers 500 to null; "" means the same
         if message.get("role") == "system" and family.system_role == "developer":
             message["role"] = "developer"
         messages.append(message)

@@ -98,6 +98,11 @@ def plain_failure(exc: ProviderError, described: dict[str, Any]) -> Reachability
         return Reachability(
             True, f"the provider rejected the request ({exc.status}): {said}", setting
         )
+    if code == "local_model_error":
+        setting = str(getattr(exc, "setting", "") or "c.Resolve.local_model")
+        return Reachability(False, one_line(exc.message), setting)
+    if code == "provider_empty_stream":
+        return Reachability(True, one_line(exc.message), "c.Resolve.local_context")
     if code == "script_invalid":
         return Reachability(None, one_line(exc.message), "c.Resolve.script")
     return Reachability(None, one_line(exc.message))

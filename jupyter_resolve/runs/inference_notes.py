@@ -8,7 +8,8 @@ The inference endpoint watches each completion (:class:`CompletionWatch`) and ke
   rebuilds it without them), and the turn's first ``tool.requested`` carries them, so the run
   log holds them and a later run's transcript sends them back too (contracts/transcript.py);
 - each completion's cache reads and writes and its cost (from the price table), merged into
-  the run's next ``usage`` event (the runtime emits one per completion, after its stream).
+  the run's next ``usage`` event (the runtime emits one per completion, after its stream), and
+  ``estimated: true`` when the provider counted the tokens itself (a server that sent none).
 """
 
 from __future__ import annotations
@@ -132,6 +133,8 @@ class CompletionWatch:
     def _usage(self, usage: dict[str, Any], model: str) -> None:
         read, write = cache_counts(usage)
         note: dict[str, Any] = {"cached_tokens": read, "cache_write_tokens": write}
+        if usage.get("estimated") is True:  # the server sent none: counted from characters
+            note["estimated"] = True
         price = price_for(model, self.notes.prices) or price_for(self.model, self.notes.prices)
         notes = self.notes.of(str(self.run_id))
         if price is not None:
