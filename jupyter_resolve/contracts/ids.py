@@ -21,6 +21,11 @@ Id = Annotated[str, StringConstraints(pattern=rf"^{ID_PATTERN}$")]
 """A pydantic-checked id (pydantic's regex ``$`` is the end of the text)."""
 
 
+# A2A peers' sessions are named ``peer-<peer id>-<contextId>`` (peer/sessions.py): a person's
+# runs may not take such an id, so nobody can plant a turn where a person reads it (issue 31.3)
+PEER_SESSION_PREFIX = "peer-"
+
+
 def is_id(value: object) -> bool:
     return isinstance(value, str) and _ID.match(value) is not None
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 
-from ..contracts.ids import is_id
+from ..contracts.ids import PEER_SESSION_PREFIX, is_id
 from .grants import JUPYTER_OWNER
 
-PREFIX = "peer-"
+PREFIX = PEER_SESSION_PREFIX
 
 
 def _namespace(owner: str) -> str:

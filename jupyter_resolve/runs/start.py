@@ -25,6 +25,7 @@ from ..contracts.context import (
 )
 from ..contracts.discipline import notebook_discipline
 from ..contracts.errors import BadRequest, Unavailable
+from ..contracts.ids import PEER_SESSION_PREFIX
 from ..contracts.models import choose_model
 from ..contracts.notebook import mention_block
 from ..contracts.permissions import RunPermissions, permitted
@@ -122,6 +123,7 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
     names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions)
     tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
+    _check_namespace(request, session_id)
     context_digest = _materialize(host, chat, session_id)
     limits = Limits(
         rounds=soul.rounds if soul else config.max_rounds,
@@ -152,6 +154,18 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
         instructions=project_instructions(host.root_dir, chat.notebook, host.log),
         permissions=permissions,
     )
+
+
+def _check_namespace(request: RunRequest, session_id: str) -> None:
+    """Only a peer's runs (and the steps and delegations they start) live in a peer's
+    namespace: a person's chat there would read turns a peer planted, and add to them."""
+    mine = request.peer is not None or request.parent is not None or request.task_id is not None
+    if session_id.startswith(PEER_SESSION_PREFIX) and not mine:
+        raise BadRequest(
+            f"session_id: '{session_id}' is in the A2A peers' namespace "
+            f"(ids starting with '{PEER_SESSION_PREFIX}'); choose another id",
+            code="peer_session",
+        )
 
 
 def _assemble(

@@ -88,3 +88,17 @@ def test_long_names_are_hashed_and_name_the_same_session_again() -> None:
     assert session_for("alpha", context_of("alpha", session)) == session
     assert session_for("alpha", "x") != session_for("beta", "x")
     assert is_id(session_for("p" * 128, "x")) and session_for("jupyter:ann", "x") == "x"
+
+
+async def test_a_person_cannot_chat_in_a_peers_namespace(server: Server, gateway: Any) -> None:
+    planted = await rpc(server, "message/send", message("planted by a peer", "notes"))
+    await ended(gateway, planted["result"]["metadata"]["runId"])
+    chat = {"messages": [{"role": "user", "content": "hi"}], "session_id": "peer-alpha-notes"}
+    refused = await server.post("/resolve/api/chat", chat)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "peer_session"
+    assert gateway.transcripts.history("peer-alpha-notes").runs == 1  # nothing added
+    facade = {"messages": [{"role": "user", "content": "hi"}], "session_id": "peer-alpha-notes"}
+    refused = await server.post("/resolve/v1/chat/completions", facade)
+    assert refused.status_code == 400, refused.text
+    assert gateway.transcripts.history("peer-alpha-notes").runs == 1
