@@ -74,6 +74,16 @@ class NotebookArguments(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=128)
 
 
+class SeenTarget(BaseModel):
+    """The replaced cell as the person saw it when deciding: its id and the sha256 of its
+    source (UTF-8, hex). An accept whose target changed since is refused (DESIGN 9.2)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    cell_id: str = Field(min_length=1, max_length=256)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class ProposalDecisionRequest(BaseModel):
     """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``."""
 
@@ -83,6 +93,7 @@ class ProposalDecisionRequest(BaseModel):
     run: bool = False
     cells: list[ProposedCell] | None = Field(default=None, min_length=1, max_length=MAX_CELLS)
     reason: str | None = Field(default=None, max_length=4000)
+    seen: SeenTarget | None = None
 
 
 class ProposalOutcome(BaseModel):

@@ -14,7 +14,7 @@ from tornado import web
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id
 from ..contracts.notebook import ProposalDecisionRequest
-from ..notebook.tools import decide_proposal, variables_listing
+from ..notebook.tools import decide_proposal, proposal_view, variables_listing
 from .base import ResolveHandler, authorized
 
 
@@ -34,7 +34,16 @@ class NotebookVariablesHandler(ResolveHandler):
 
 class ProposalDecisionHandler(ResolveHandler):
     """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``
-    ``{decision: accept|reject, run?, cells?, reason?}``."""
+    ``{decision: accept|reject, run?, cells?, reason?, seen?: {cell_id, sha256}}``; ``GET``
+    the proposal with its target's current source."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self, run_id: str, proposal_id: str) -> None:
+        check_id("run_id", run_id)
+        check_id("proposal_id", proposal_id)
+        await self.require("read", "contents")
+        self.answer(await proposal_view(self.gateway, run_id, proposal_id))
 
     @web.authenticated
     @authorized("execute")

@@ -27,6 +27,8 @@ from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.pathargs import check_path_text
 from ..kernel_gateway import gateway_client, is_gateway_kernel, refreshed_state
 from . import inspector
+from .rooms import cell_source as shared_cell_source
+from .rooms import live_notebook
 
 INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
 MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused
@@ -74,6 +76,7 @@ class UserKernels:
         self.sessions = serverapp.session_manager
         self.kernels = serverapp.kernel_manager
         self.contents = serverapp.contents_manager
+        self.serverapp = serverapp
         self.log = log
 
     async def check_notebook(self, value: str) -> str:
@@ -86,6 +89,18 @@ class UserKernels:
     async def read_cells(self, path: str) -> list[dict[str, Any]]:
         """The saved notebook's cells (nbformat dicts)."""
         return [dict(cell) for cell in (await self.read_notebook(path)).get("cells", [])]
+
+    async def cell_source(self, path: str, cell_id: str) -> str | None:
+        """Cell ``cell_id``'s source as people see it now: in the notebook's live collaboration
+        room when one is open, else in the saved file; None when there is no such cell."""
+        room = await live_notebook(self.serverapp, path)
+        if room is not None:
+            return shared_cell_source(room, cell_id)
+        for cell in await self.read_cells(path):
+            if cell.get("id") == cell_id:
+                source = cell.get("source", "")
+                return "".join(source) if isinstance(source, list) else str(source)
+        return None
 
     async def read_notebook(self, value: str) -> dict[str, Any]:
         """The notebook (nbformat, as a dict) through the server's contents manager."""

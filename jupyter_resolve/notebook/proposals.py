@@ -4,29 +4,37 @@ A proposal waits like an approval (``c.Resolve.approval_timeout``; a timeout is 
 ``by: "timeout"``; the run's end releases it, see ``runs/approvals.py``). Accepted with
 ``run: true``, its code cells run in the notebook's kernel before the decision is final, so the
 tool result tells the model their outputs; a decision being made is not cut by the timeout.
+
+A replace proposal is accepted only while its target cell still reads as the person saw it
+(``seen``: the source's sha256): otherwise the answer is 409 ``stale_target`` with the cell's
+current source, so the card shows the new diff and the person decides again (DESIGN 9.2). An
+accept without ``seen`` (older clients, ``%resolve``) is taken as it is and logged.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..contracts.bodies import ToolResult
-from ..contracts.errors import Conflict, NotFound
+from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.notebook import ProposalDecisionRequest, ProposalOutcome, ProposedCell
 from ..runs.manager import new_id
 from ..runs.run import Run
 from ..scratch.kernels import Execution
 from ..tools.kernel import python_result
 from .kernels import CellRun
+from .rooms import source_digest
 
 MAX_KEPT = 4096  # decided proposals remembered (for a 409 rather than a 404)
 
 State = Literal["waiting", "deciding", "decided", "ended"]
 CellRunner = Callable[[str, list[str]], Awaitable[list[CellRun]]]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -38,6 +46,64 @@ class Proposal:
     cells: list[ProposedCell]
     future: asyncio.Future[Any]
     state: State = "waiting"
+    replace_cell_id: str | None = None
+
+    def view(self) -> dict[str, Any]:
+        """``GET .../proposals/{proposal_id}``, before the target's current source is added."""
+        data: dict[str, Any] = {
+            "proposal_id": self.proposal_id,
+            "run_id": self.run_id,
+            "call_id": self.call_id,
+            "notebook": self.notebook,
+            "state": self.state,
+            "cells": [c.model_dump() for c in self.cells],
+        }
+        if self.replace_cell_id:
+            data["replace_cell_id"] = self.replace_cell_id
+        return data
+
+
+class StaleTarget(Conflict):
+    """409 ``stale_target``: the cell a replace proposal targets changed (or went away) since
+    the person saw it; ``current`` is the cell now, for the new diff."""
+
+    code = "stale_target"
+
+    def __init__(self, message: str, *, cell_id: str, source: str | None) -> None:
+        super().__init__(message)
+        digest = source_digest(source) if source is not None else None
+        self.current = {"cell_id": cell_id, "source": source, "sha256": digest}
+
+    def to_json(self) -> dict[str, object]:
+        return {**super().to_json(), "current": self.current}
+
+
+TargetSource = Callable[[Proposal], Awaitable[str | None]]
+
+
+def check_seen(proposal: Proposal, body: ProposalDecisionRequest, current: str | None) -> None:
+    """Refuse accepting a replace whose target is not what the person saw (see the module)."""
+    target = proposal.replace_cell_id
+    if body.decision != "accept" or target is None:
+        return
+    if body.seen is None:
+        log.info("proposal %s accepted without 'seen': its target is not checked", target)
+        return
+    if body.seen.cell_id != target:
+        raise BadRequest(f"seen.cell_id: the proposal replaces cell '{target}', not that one")
+    if current is None:
+        raise StaleTarget(
+            f"cell '{target}' is no longer in {proposal.notebook}: nothing to replace",
+            cell_id=target,
+            source=None,
+        )
+    if source_digest(current) != body.seen.sha256:
+        raise StaleTarget(
+            f"cell '{target}' of {proposal.notebook} changed since the proposal was shown: "
+            "look at the new diff and decide again",
+            cell_id=target,
+            source=current,
+        )
 
 
 class Proposals:
@@ -46,9 +112,17 @@ class Proposals:
     def __init__(self) -> None:
         self.by_id: OrderedDict[str, Proposal] = OrderedDict()
 
-    def open(self, run: Run, call_id: str, notebook: str, cells: list[ProposedCell]) -> Proposal:
+    def open(
+        self,
+        run: Run,
+        call_id: str,
+        notebook: str,
+        cells: list[ProposedCell],
+        replace_cell_id: str | None = None,
+    ) -> Proposal:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         proposal = Proposal(new_id("proposal"), run.run_id, call_id, notebook, cells, future)
+        proposal.replace_cell_id = replace_cell_id
         self.by_id[proposal.proposal_id] = proposal
         while len(self.by_id) > MAX_KEPT:
             self.by_id.popitem(last=False)
@@ -75,19 +149,32 @@ class Proposals:
             return None
         return answer
 
-    async def decide(
-        self, run_id: str, proposal_id: str, body: ProposalDecisionRequest, runner: CellRunner
-    ) -> ProposalOutcome:
-        """A person's decision: NotFound for an unknown proposal, Conflict once decided (or
-        when its run ended); accepted with ``run``, the code cells run through ``runner``."""
+    def get(self, run_id: str, proposal_id: str) -> Proposal:
         proposal = self.by_id.get(proposal_id)
         if proposal is None or proposal.run_id != run_id:
             raise NotFound(f"run '{run_id}' has no proposal '{proposal_id}'")
+        return proposal
+
+    async def decide(
+        self,
+        run_id: str,
+        proposal_id: str,
+        body: ProposalDecisionRequest,
+        runner: CellRunner,
+        target: TargetSource | None = None,
+    ) -> ProposalOutcome:
+        """A person's decision: NotFound for an unknown proposal, Conflict once decided (or
+        when its run ended), StaleTarget when a replaced cell changed since it was seen (its
+        current source from ``target``); accepted with ``run``, the code cells run through
+        ``runner``."""
+        proposal = self.get(run_id, proposal_id)
         if proposal.state != "waiting" or proposal.future.done():
             why = "its run ended" if proposal.state == "ended" else "it was already decided"
             raise Conflict(f"proposal '{proposal_id}' is not waiting for a decision: {why}")
         proposal.state = "deciding"
         try:
+            if target is not None and proposal.replace_cell_id and body.decision == "accept":
+                check_seen(proposal, body, await target(proposal))
             outcome = await self._outcome(proposal, body, runner)
         except BaseException:
             proposal.state = "waiting"

@@ -34,7 +34,8 @@ from ..runs.manager import RunManager
 from ..scratch.pool import ScratchKernels
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from .kernels import UserKernels
-from .proposals import Proposals, outputs_text, released
+from .proposals import Proposal, Proposals, outputs_text, released
+from .rooms import source_digest
 
 
 class NotebookHost(Protocol):
@@ -241,15 +242,11 @@ async def notebook_propose(host: NotebookHost, request: ToolCallRequest) -> Tool
         user = _user_kernels(host)
         path = await user.check_notebook(args.notebook)
         replaced = None
-        if args.replace_cell_id:
-            cells = await user.read_cells(path)
-            found = [c for c in cells if c.get("id") == args.replace_cell_id]
-            if found:
-                source = found[0].get("source", "")
-                replaced = "".join(source) if isinstance(source, list) else str(source)
+        if args.replace_cell_id:  # as people see it now: the live room's, else the saved cell
+            replaced = await user.cell_source(path, args.replace_cell_id)
     except ResolveError as exc:
         return _failed(request.name, exc)
-    proposal = host.proposals.open(run, request.call_id, path, args.cells)
+    proposal = host.proposals.open(run, request.call_id, path, args.cells, args.replace_cell_id)
     event: dict[str, Any] = {
         "call_id": request.call_id,
         "proposal_id": proposal.proposal_id,
@@ -284,7 +281,25 @@ async def decide_proposal(
         _, kernel_id = await _kernel_of(host, notebook)
         return await _user_kernels(host).run_cells(kernel_id, sources, host.config.tool_timeout)
 
-    return await host.proposals.decide(run_id, proposal_id, body, runner)
+    async def target(proposal: Proposal) -> str | None:
+        assert proposal.replace_cell_id is not None
+        return await _user_kernels(host).cell_source(proposal.notebook, proposal.replace_cell_id)
+
+    return await host.proposals.decide(run_id, proposal_id, body, runner, target)
+
+
+async def proposal_view(host: NotebookHost, run_id: str, proposal_id: str) -> dict[str, Any]:
+    """``GET /resolve/api/runs/{run_id}/proposals/{proposal_id}``: the proposal, and for a
+    replace the target cell's ``current`` source (the live room's when one is open), so a card
+    shown late, or following the cell, diffs against what the cell holds now."""
+    host.runs.get(run_id)
+    proposal = host.proposals.get(run_id, proposal_id)
+    view = proposal.view()
+    if proposal.replace_cell_id:
+        source = await _user_kernels(host).cell_source(proposal.notebook, proposal.replace_cell_id)
+        digest = source_digest(source) if source is not None else None
+        view["current"] = {"cell_id": proposal.replace_cell_id, "source": source, "sha256": digest}
+    return view
 
 
 async def variables_listing(host: NotebookHost, notebook: str) -> dict[str, Any]:

@@ -49,8 +49,18 @@ def notebook_with_output(root: Path, name: str = "shared.ipynb") -> str:
 
 
 @contextlib.contextmanager
-def collab_server(workdir: Path) -> Iterator[JupyterServer]:
-    config = {"YDocExtension": {"document_save_delay": SAVE_DELAY, "file_poll_interval": 0.5}}
+def collab_server(
+    workdir: Path, *, save_delay: float = SAVE_DELAY, script: Path | None = None
+) -> Iterator[JupyterServer]:
+    """The server; ``script``: the scripted model's turns (JSONL)."""
+    config: dict[str, Any] = {
+        "YDocExtension": {"document_save_delay": save_delay, "file_poll_interval": 0.5},
+        # their databases in the test's folder, not in the working directory or the home
+        "SQLiteYStore": {"db_path": str(workdir / "ystore.db")},
+        "BaseFileIdManager": {"db_path": str(workdir / "file_id.db")},
+    }
+    if script is not None:
+        config["Resolve"] = {"script": str(script)}
     extensions = {**QUIET_EXTENSIONS, "jupyter_server_ydoc": True}
     with JupyterServer(workdir, config=config, extensions=extensions, ready="health") as server:
         yield server
@@ -131,3 +141,17 @@ def saved_cells(root: Path, path: str) -> dict[str, Any]:
 def source_of(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
+
+
+async def chat_events(server: JupyterServer, body: dict[str, Any], events: list[Any]) -> None:
+    """Run a chat to its end, appending each SSE event's data (with its ``type``) to ``events``."""
+    kind = ""
+    async with httpx.AsyncClient(headers=server.headers, trust_env=False, timeout=None) as http:
+        async with http.stream("POST", f"{server.url}/resolve/api/chat", json=body) as answer:
+            async for line in answer.aiter_lines():
+                if line.startswith("event:"):
+                    kind = line.partition(":")[2].strip()
+                elif line.startswith("data:"):
+                    data = json.loads(line.partition(":")[2])
+                    if isinstance(data, dict):
+                        events.append({"type": kind, **data})
