@@ -157,6 +157,18 @@ class UserKernels:
                     return str(kernel["id"])
         return None
 
+    async def start_kernel(self, path: str) -> str:
+        """Start the notebook's kernel (the kernelspec its metadata names, else the default) in
+        a session for its path, as JupyterLab would on opening it: a page that opens the
+        notebook later attaches to that session instead of starting another kernel."""
+        metadata = (await self.read_notebook(path)).get("metadata") or {}
+        name = (metadata.get("kernelspec") or {}).get("name") or None
+        model = await ensure_async(
+            self.sessions.create_session(path=path, name=path, type="notebook", kernel_name=name)
+        )
+        self.log.info("started kernel %s for %s to run accepted cells", model["kernel"]["id"], path)
+        return str(model["kernel"]["id"])
+
     async def _client(self, kernel_id: str, iopub: bool) -> Any:
         """A client of the kernel, local or on a Jupyter gateway (``kernel_gateway.py``);
         with ``iopub``, once the kernel's outputs reach it."""

@@ -278,8 +278,12 @@ async def decide_proposal(
     host.runs.get(run_id)  # NotFound for an unknown run
 
     async def runner(notebook: str, sources: list[str]) -> Any:
-        _, kernel_id = await _kernel_of(host, notebook)
-        return await _user_kernels(host).run_cells(kernel_id, sources, host.config.tool_timeout)
+        # Accept and run on a notebook without a kernel starts the one it names (issue 40.3):
+        # the person asked to run, and the page opening the notebook attaches to that session.
+        user = _user_kernels(host)
+        path = await user.check_notebook(notebook)
+        kernel_id = await user.kernel_id(path) or await user.start_kernel(path)
+        return await user.run_cells(kernel_id, sources, host.config.tool_timeout)
 
     async def target(proposal: Proposal) -> str | None:
         assert proposal.replace_cell_id is not None
