@@ -44,8 +44,9 @@ CLIENT_PINS_a2a-1 := 'a2a-sdk>=1.3,<2'
 CLIENT_PINS_litellm := 'litellm[proxy]>=1.60' 'langchain-openai>=0.3'
 # jupyter-collaboration (issue 40) in a venv of its own, never in the main one: installed, its
 # server extension turns itself on and makes every open notebook a shared room, which would change
-# what every other test sees. The venv sees the main venv's packages through a .pth (nothing is
-# installed twice) and the lab's assets, extensions and server config through links;
+# what every other test sees. The venv sees the main venv's packages through a .pth that adds
+# its site-packages as a site dir (so its own .pth files, the editable install's, apply too;
+# nothing is installed twice) and the lab's assets, extensions and server config through links;
 # tests/jupyter_resolve/collab runs in it. The version the issue was reported against.
 COLLAB_VENV := $(VENV)/collab
 COLLAB_PINS := 'jupyter-collaboration==5.0.4'
@@ -91,7 +92,8 @@ $(VENV)/%/.stamp: | $(STAMP)
 
 $(COLLAB_VENV)/.stamp: | $(STAMP)
 	@test -x $(COLLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLLAB_VENV)
-	$(PY) $(PURELIB) > "$$($(COLLAB_VENV)/bin/python $(PURELIB))/_main_venv.pth"
+	echo "import site; site.addsitedir('$$($(PY) $(PURELIB))')" > \
+		"$$($(COLLAB_VENV)/bin/python $(PURELIB))/_main_venv.pth"
 	$(COLLAB_VENV)/bin/pip install -q $(COLLAB_PINS)
 	@mkdir -p $(COLLAB_VENV)/share/jupyter/labextensions $(COLLAB_VENV)/etc/jupyter/jupyter_server_config.d
 	@ln -sfn $(abspath $(VENV))/share/jupyter/lab $(COLLAB_VENV)/share/jupyter/lab
