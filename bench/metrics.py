@@ -19,6 +19,7 @@ from . import (
     context,
     cpu,
     footprint,
+    local_model,
     magics,
     prefix_cache,
     run_index,
@@ -45,6 +46,7 @@ METRICS: dict[str, Metric] = {
     "run_start": run_start.run_start,
     "run_index": run_index.run_index,
     "prefix_cache": prefix_cache.prefix_cache,
+    "local_model": local_model.local_model,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first

@@ -36,6 +36,7 @@ STDERR_LINES = 20
 # (printed only when some were), then the prompt tokens it had to evaluate
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining \d+ prompt tokens")
 PROMPT_EVAL = re.compile(r"prompt eval time\s*=\s*[\d.]+ ms /\s*(\d+) tokens")
+GENERATED = re.compile(r":\s+eval time\s*=\s*[\d.]+ ms /\s*(\d+) runs")
 
 
 class LocalModelError(ProviderError):
@@ -112,6 +113,7 @@ class LocalModelServer:
         self.starts = 0
         self.prompt_tokens_evaluated = 0  # what the server computed
         self.prompt_tokens_sent = 0  # the prompts' whole length: computed or read from cache
+        self.tokens_generated = 0
         self._prefix_hit = 0
         self._proc: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
@@ -145,6 +147,7 @@ class LocalModelServer:
             "starts": self.starts,
             "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
             "prompt_tokens_sent": self.prompt_tokens_sent,
+            "tokens_generated": self.tokens_generated,
         }
         if self.error:
             shown["error"] = self.error
@@ -282,6 +285,10 @@ class LocalModelServer:
             self.prompt_tokens_evaluated += int(evaluated.group(1))
             self.prompt_tokens_sent += int(evaluated.group(1)) + self._prefix_hit
             self._prefix_hit = 0
+            return
+        generated = GENERATED.search(line)
+        if generated:
+            self.tokens_generated += int(generated.group(1))
 
     async def _kill(self, proc: asyncio.subprocess.Process) -> None:
         if proc.returncode is None:

@@ -108,6 +108,8 @@ def test_a_streamed_answer_through_the_chain_with_estimated_usage(plain: Jupyter
     assert of(events, "run.completed")[0]["reason"] in ("stop", "completed", "done")
     health = local_health(plain)
     assert health["local"]["state"] == "ready" and health["reachable"] is True
+    assert 0 < health["local"]["prompt_tokens_evaluated"] <= health["local"]["prompt_tokens_sent"]
+    assert health["local"]["tokens_generated"] > 0
     assert health["base_url"].startswith("http://127.0.0.1:")
     # the real server sends no usage in a stream, even when asked ...
     status, chunks = stream_lines(
