@@ -113,7 +113,9 @@ class LocalProvider(OpenAIProvider):
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
-            "base_url": self.server.base_url,
+            # only while it runs: a dead server is started again on the next call, so the
+            # health check's "nothing answers at ..." (c.Resolve.base_url) would mislead
+            "base_url": self.server.base_url if self.server.pid else "",
             "stream_tools": self.stream_tools,
             "local": self.server.describe(),
         }
