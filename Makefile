@@ -22,8 +22,8 @@ LABEXT_SRC := $(shell find labextension/src labextension/style labextension/sche
 # MODEL=local` runs it on the local llama.cpp model instead (c.Resolve.provider = "local").
 LAB_PORT ?= 8888
 MODEL ?=
-# llama-cpp-python (the local extra) builds from source once; pip caches the wheel. No -march=native,
-# so the cached wheel runs on any x86-64 machine.
+# llama-cpp-python (the local extra) builds from source once; pip caches the wheel. No
+# -march=native: the cached wheel runs on any x86-64 CPU with AVX2 and FMA, not only this one.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 # configurable-http-proxy for the JupyterHub tests (tests/hub), from the npm registry, kept
 # under the venv (no global install); tests/hub finds it there.
