@@ -141,7 +141,7 @@ class LocalProvider(OpenAIProvider):
         return self.tool_choice in offered and last.get("role") == "user"
 
     async def list_models(self) -> list[dict[str, Any]]:
-        return [{"id": ALIAS, "name": self.server.describe()["model_file"]}]
+        return [{"id": ALIAS, "name": Path(self.server.model_path).name}]
 
     async def relay(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk | bytes]:
         """Chunks, not relayed bytes: each is looked at (loopback makes that cheap)."""
