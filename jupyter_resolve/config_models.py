@@ -80,6 +80,26 @@ class ModelSettings(Configurable):
         "(small models seldom choose one themselves); empty: the model chooses.",
     )
 
+    completion_model = Unicode(
+        "",
+        config=True,
+        help="Model of inline completion, POST /resolve/api/completion (empty: the chat model).",
+    )
+    completion_style = Enum(
+        ["auto", "suffix", "fim", "chat"],
+        default_value="auto",
+        config=True,
+        help="How inline completion asks the model: 'suffix' (/v1/completions with suffix: "
+        "llama.cpp, vLLM, DeepSeek beta, OpenAI instruct models), 'fim' (Mistral/Codestral "
+        "/v1/fim/completions), 'chat' (a chat prompt marking the cursor), 'auto' (by model).",
+    )
+    completion_max_prefix = Int(
+        4000, config=True, help="Characters before the cursor sent for completion (the end)."
+    )
+    completion_max_suffix = Int(
+        1000, config=True, help="Characters after the cursor sent for completion (the start)."
+    )
+
     @validate("thinking")
     def _check_thinking(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])

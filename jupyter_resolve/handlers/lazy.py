@@ -31,6 +31,10 @@ LAZY_ROUTES: dict[str, list[tuple[str, str]]] = {
         ("/resolve/peer/a2a", "JsonRpcHandler"),
         ("/resolve/peer/invoke", "InvokeHandler"),
     ],
+    "jupyter_resolve.handlers.completion": [
+        (r"/resolve/api/completion", "CompletionHandler"),
+        (r"/resolve/api/completion/usage", "CompletionUsageHandler"),
+    ],
     "jupyter_resolve.handlers.mcp": [
         (r"/resolve/mcp", "McpHandler"),
         (r"/resolve/api/mcp-tokens", "McpTokensHandler"),

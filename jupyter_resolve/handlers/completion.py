@@ -1,0 +1,180 @@
+"""``POST /resolve/api/completion``: inline completion through the gateway (issue 35, DESIGN
+10.3). Not a run (no log, no agent); the key, the model lock and usage accounting apply.
+
+A newer request for the same (user, cell) cancels the older one, and a client that goes away
+cancels its own: the task awaiting the provider is cancelled, which closes its connection."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from tornado import web
+
+from ..contracts.completion import CompletionRequest, bound, on_magic_line, style_for
+from ..contracts.errors import ResolveError
+from ..contracts.models import choose_model
+from ..contracts.prices import price_for
+from ..contracts.sse import format_event
+from ..providers.completion import Completion, complete
+from ..providers.prices import load_prices
+from .base import ResolveHandler, authorized
+
+MAX_IN_FLIGHT = 1024
+MAX_USERS = 1024
+
+
+@dataclass
+class Usage:
+    """One user's completion usage since the server started (not runs: no run log)."""
+
+    requests: int = 0
+    cancelled: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def add(self, model: str, counts: dict[str, int], prices: dict[str, Any]) -> None:
+        self.requests += 1
+        prompt = counts.get("prompt_tokens", 0)
+        written = counts.get("completion_tokens", 0)
+        self.prompt_tokens += prompt
+        self.completion_tokens += written
+        price = price_for(model, prices)
+        if price is not None:
+            self.cost += (prompt * price.input + written * price.output) / 1_000_000
+
+
+@dataclass
+class CompletionState:
+    """The requests in flight per (user, cell) and the usage per user, both bounded."""
+
+    in_flight: OrderedDict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=OrderedDict)
+    usage: OrderedDict[str, Usage] = field(default_factory=OrderedDict)
+    prices: dict[str, Any] | None = None
+
+    def start(self, key: tuple[str, str] | None, task: asyncio.Task[Any]) -> None:
+        if key is None:
+            return
+        older = self.in_flight.pop(key, None)
+        if older is not None and not older.done():
+            older.cancel()  # the newer request for this cell wins
+        self.in_flight[key] = task
+        while len(self.in_flight) > MAX_IN_FLIGHT:
+            self.in_flight.popitem(last=False)
+
+    def end(self, key: tuple[str, str] | None, task: asyncio.Task[Any]) -> None:
+        if key is not None and self.in_flight.get(key) is task:
+            del self.in_flight[key]
+
+    def of(self, user: str) -> Usage:
+        usage = self.usage.pop(user, None) or Usage()
+        self.usage[user] = usage  # the most recent last; the oldest user is dropped first
+        while len(self.usage) > MAX_USERS:
+            self.usage.popitem(last=False)
+        return usage
+
+
+class Replaced(ResolveError):
+    """The answer to a request a newer one for the same cell cancelled."""
+
+    status = 409
+    code = "cancelled"
+
+
+class CompletionHandler(ResolveHandler):
+    """``{items: [{insertText}], model, ms}``, or with ``stream`` SSE ``completion.delta``
+    {text} then ``completion.done`` {model, ms, usage}."""
+
+    _task: asyncio.Task[Completion] | None = None
+
+    @property
+    def state(self) -> CompletionState:
+        state: CompletionState = self.settings.setdefault("resolve_completion", CompletionState())
+        if state.prices is None:
+            state.prices = load_prices(self.gateway.config.prices)
+        return state
+
+    def user_name(self) -> str:
+        user = self.current_user
+        return str(getattr(user, "username", None) or getattr(user, "name", None) or user)
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self) -> None:
+        started = time.perf_counter()
+        request = self.parse(CompletionRequest)
+        config = self.gateway.config
+        configured = config.completion_model or config.resolved_model()
+        model = choose_model(request.model or configured, config.allowed_models, configured)
+        prefix, suffix = bound(
+            request.prefix,
+            request.suffix,
+            config.completion_max_prefix,
+            config.completion_max_suffix,
+        )
+        if on_magic_line(prefix, suffix):
+            return self._answer([], model, started, {}, request.stream)
+        style = style_for(model, config.completion_style)
+        user = self.user_name()
+        key = (user, request.cell_id) if request.cell_id else None
+        coro = complete(self.gateway.provider, style, model, prefix, suffix, request.language)
+        task = asyncio.ensure_future(coro)
+        self._task = task
+        self.state.start(key, task)
+        try:
+            completion = await task
+        except asyncio.CancelledError:
+            self.state.of(user).cancelled += 1
+            if not self.request.connection or self._finished:
+                return None
+            raise Replaced("a newer completion request for this cell replaced this one") from None
+        finally:
+            self.state.end(key, task)
+            self._task = None
+        self.state.of(user).add(model, completion.usage, self.state.prices or {})
+        items = [completion.text] if completion.text else []
+        return self._answer(items, model, started, completion.usage, request.stream)
+
+    def _answer(
+        self, items: list[str], model: str, started: float, usage: dict[str, int], stream: bool
+    ) -> None:
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        if not stream:
+            body = {"items": [{"insertText": text} for text in items], "model": model, "ms": ms}
+            return self.answer(body)
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        frames = [format_event(i + 1, "completion.delta", {"text": t}) for i, t in enumerate(items)]
+        done = {"model": model, "ms": ms, "usage": usage or None}
+        frames.append(format_event(len(frames) + 1, "completion.done", done))
+        self.finish(b"".join(frames))
+        return None
+
+    def on_connection_close(self) -> None:
+        """The client went away: abort its provider request."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        super().on_connection_close()
+
+
+class CompletionUsageHandler(ResolveHandler):
+    """``GET /resolve/api/completion/usage`` → the current user's completion usage."""
+
+    @web.authenticated
+    @authorized("read")
+    def get(self) -> None:
+        state: CompletionState = self.settings.setdefault("resolve_completion", CompletionState())
+        user = self.current_user
+        name = str(getattr(user, "username", None) or getattr(user, "name", None) or user)
+        usage = state.usage.get(name) or Usage()
+        self.answer({"user": name, **usage.__dict__, "cost": round(usage.cost, 6)})
+
+
+routes: list[tuple[str, Any]] = [
+    (r"/resolve/api/completion", CompletionHandler),
+    (r"/resolve/api/completion/usage", CompletionUsageHandler),
+]

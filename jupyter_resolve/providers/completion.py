@@ -1,0 +1,128 @@
+"""Inline completion against the configured provider (issue 35): one request per suggestion,
+in the style the model takes, with the provider's own key and client. Cancelling the awaiting
+task closes the provider's connection (httpx aborts the request)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contracts.completion import (
+    MAX_TOKENS,
+    STOPS,
+    Style,
+    chat_messages,
+    clean_chat,
+    cut,
+    fim_payload,
+    scripted_completion,
+    suffix_payload,
+)
+from ..contracts.errors import ProviderError
+from .anthropic import AnthropicProvider
+from .anthropic_translate import ANTHROPIC_VERSION
+from .base import Provider
+from .openai import OpenAIProvider
+
+
+@dataclass
+class Completion:
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+async def complete(
+    provider: Provider, style: Style, model: str, prefix: str, suffix: str, language: str
+) -> Completion:
+    """The suggestion for the cursor between ``prefix`` and ``suffix``."""
+    if isinstance(provider, AnthropicProvider):
+        return await _anthropic_chat(provider, model, prefix, suffix, language)
+    if isinstance(provider, OpenAIProvider):
+        if style == "chat":
+            return await _openai_chat(provider, model, prefix, suffix, language)
+        if style == "fim":
+            raw = await _post(provider, "/fim/completions", fim_payload(model, prefix, suffix))
+            return Completion(cut(_choice_text(raw)), _usage(raw))
+        raw = await _post(provider, "/completions", suffix_payload(model, prefix, suffix))
+        return Completion(cut(_choice_text(raw)), _usage(raw))
+    return Completion(scripted_completion(prefix))  # scripted and the offline demo
+
+
+async def _openai_chat(
+    provider: OpenAIProvider, model: str, prefix: str, suffix: str, language: str
+) -> Completion:
+    body = {
+        "model": model,
+        "messages": chat_messages(prefix, suffix, language),
+        "max_tokens": MAX_TOKENS,
+        "temperature": 0,
+        "stop": STOPS[1:],  # a chat answer may open with a fence (unwrapped after)
+        "stream": False,
+    }
+    raw = await _post(provider, "/chat/completions", body)
+    choices = raw.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    return Completion(clean_chat(str(message.get("content") or ""), prefix, suffix), _usage(raw))
+
+
+async def _anthropic_chat(
+    provider: AnthropicProvider, model: str, prefix: str, suffix: str, language: str
+) -> Completion:
+    system, user = chat_messages(prefix, suffix, language)
+    body = {
+        "model": model,
+        "system": system["content"],
+        "messages": [user],
+        "max_tokens": MAX_TOKENS,
+        "temperature": 0,
+    }
+    headers = {**provider.headers(), "anthropic-version": ANTHROPIC_VERSION}
+    raw = await _request(provider, f"{provider.base_url}/v1/messages", headers, body)
+    text = "".join(
+        str(b.get("text") or "") for b in raw.get("content") or [] if isinstance(b, dict)
+    )
+    usage = raw.get("usage") or {}
+    counts = {
+        "prompt_tokens": int(usage.get("input_tokens") or 0),
+        "completion_tokens": int(usage.get("output_tokens") or 0),
+    }
+    return Completion(clean_chat(text, prefix, suffix), counts)
+
+
+async def _post(provider: OpenAIProvider, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    headers = {k: v for k, v in provider.headers().items() if k != "Accept"}
+    return await _request(provider, provider.base_url + path, headers, body)
+
+
+async def _request(
+    provider: Any, url: str, headers: dict[str, str], body: dict[str, Any]
+) -> dict[str, Any]:
+    client = provider._client_for()  # the provider's client: its timeouts and proxy choice
+    try:
+        response = await client.post(url, json=body, headers=headers)
+    except Exception as exc:
+        raise ProviderError(provider._redact(f"{provider.label} at {url}: {exc}")) from exc
+    if response.status_code >= 400:
+        message = provider._redact(response.text[:300])
+        raise ProviderError(
+            f"{provider.label} at {url} answered {response.status_code}: {message}",
+            status=response.status_code if response.status_code in (401, 403, 404, 429) else 502,
+        )
+    raw = response.json()
+    return raw if isinstance(raw, dict) else {}
+
+
+def _choice_text(raw: dict[str, Any]) -> str:
+    choices = raw.get("choices") or [{}]
+    first = choices[0] if isinstance(choices[0], dict) else {}
+    if "text" in first:
+        return str(first.get("text") or "")
+    return str((first.get("message") or {}).get("content") or "")  # Mistral's FIM answer
+
+
+def _usage(raw: dict[str, Any]) -> dict[str, int]:
+    usage = raw.get("usage") or {}
+    return {
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+    }
