@@ -17,6 +17,7 @@ import { ResolvePanel } from './panel/Panel';
 import { parseSettings } from './settings';
 import { CommandIDs, IResolveChat } from './tokens';
 import { resolveIcon } from './icon';
+import { completionPlugin } from './completion/plugin';
 
 /** The panel's commands (open, new session, stop, artifacts), its shortcut and palette items. */
 function addPanelCommands(
@@ -205,4 +206,4 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [panelPlugin, notebookPlugin];
+export default [panelPlugin, notebookPlugin, completionPlugin];

@@ -21,3 +21,5 @@ export const status = require(built + 'status.js');
 export const throttle = require(built + 'throttle.js');
 export const plain = require(built + 'plain.js');
 export const listings = require(built + 'listings.js');
+export const completionContext = require(built + 'completion/context.js');
+export const completionSettings = require(built + 'completion/settings.js');
