@@ -38,6 +38,9 @@ async def complete(
     if isinstance(provider, AnthropicProvider):
         return await _anthropic_chat(provider, model, prefix, suffix, language)
     if isinstance(provider, OpenAIProvider):
+        server = getattr(provider, "server", None)  # the 'local' provider's llama.cpp server
+        if server is not None:
+            provider.base_url = await server.ensure()
         if style == "chat":
             return await _openai_chat(provider, model, prefix, suffix, language)
         if style == "fim":

@@ -208,3 +208,20 @@ async def test_the_scripted_provider_completes_deterministically(server: Server)
 async def test_bad_bodies_are_400(server: Server, body: dict[str, Any]) -> None:
     response = await server.post(URL, json.loads(json.dumps(body)))
     assert response.status_code == 400
+
+
+async def test_a_client_going_away_aborts_its_provider_request(
+    server: Server, gateway: Any, fakes: list[FakeOpenAI]
+) -> None:
+    fake = await provider(gateway, fakes, lambda _: Reply(hang=True))
+    gateway.config.completion_style = "suffix"
+    person = Person(server)
+    await person.usage()
+    request = asyncio.ensure_future(person.post({"prefix": "a = ", "cell_id": "cell-2"}))
+    while not fake.requests:
+        await asyncio.sleep(0.02)
+    request.cancel()  # the client closes its connection
+    await asyncio.gather(request, return_exceptions=True)
+    while (await person.usage())["cancelled"] == 0:
+        await asyncio.sleep(0.02)
+    assert (await person.usage())["requests"] == 0
