@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from . import (
     chain,
+    completion,
     concurrency,
     context,
     cpu,
@@ -47,6 +48,7 @@ METRICS: dict[str, Metric] = {
     "run_index": run_index.run_index,
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
+    "completion": completion.completion_overhead,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
@@ -55,6 +57,7 @@ SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing 
     "cpu": (Context.spawn_scripted, Context.spawn_main),
     "runtime_rss_fresh": (Context.spawn_main,),
     "chain": (Context.spawn_main,),
+    "completion": (Context.spawn_main,),
     "runtime_rss_idle": (Context.spawn_main,),
     "runtime_rss_per_run": (footprint.spawn_slow_server,),
     "run_index": (run_index.spawn_servers,),

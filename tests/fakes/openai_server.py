@@ -21,7 +21,17 @@ import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ._server import SSE_HEADERS, FakeServer, Part, Registry, Reply, Scenario, json_reply, main
+from ._server import (
+    SSE_HEADERS,
+    FakeServer,
+    Part,
+    Registry,
+    Reply,
+    Request,
+    Scenario,
+    json_reply,
+    main,
+)
 
 MODEL = "fake-model"
 TEXT = "Hello from the fake OpenAI server."
@@ -31,6 +41,7 @@ AWKWARD_REASONING = "Thinking é"
 AWKWARD_TEXT = "Café 🎉 done"
 AWKWARD_ARGUMENTS = json.dumps({"code": "print('héllo')"}, ensure_ascii=False)
 DONE = b"data: [DONE]\n\n"
+COMPLETION = "numpy as np"  # the answer of /v1/completions and /v1/fim/completions
 
 
 def sse(obj: Any, *, space: bool = True) -> bytes:
@@ -249,6 +260,15 @@ class FakeOpenAI(FakeServer):
 
     registry: ClassVar[Registry] = SCENARIOS
     prefix = "/v1"
+
+    def answer_directly(self, request: Request) -> Reply | None:
+        """The legacy and FIM completion endpoints (inline completion, issue 35) answer one
+        JSON completion, unless ``reply_to`` answers every request."""
+        completion_paths = ("/v1/completions", "/v1/fim/completions")
+        if self.reply_to is None and request.path in completion_paths:
+            usage = {"prompt_tokens": 12, "completion_tokens": 3}
+            return json_reply(200, {"choices": [{"text": COMPLETION}], "usage": usage})
+        return None
 
 
 if __name__ == "__main__":
