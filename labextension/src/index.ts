@@ -11,7 +11,9 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 import { Signal } from '@lumino/signaling';
+import { PageConfig } from '@jupyterlab/coreutils';
 import { ChatModel } from './model';
+import { ITabStore } from './state';
 import { askAboutCell, notebookActions, promoteOutput } from './notebook';
 import { ResolvePanel } from './panel/Panel';
 import { parseSettings } from './settings';
@@ -97,6 +99,15 @@ function chatService(shell: ILabShell, panel: ResolvePanel, model: ChatModel): I
   return chat;
 }
 
+/** This tab's `sessionStorage`, or null where the browser gives none. */
+function tabStorage(): ITabStore | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}
+
 const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
   id: 'jupyter-resolve:panel',
   description: 'The Resolve panel: chat with the research agent, runs, sessions and artifacts.',
@@ -113,8 +124,9 @@ const panelPlugin: JupyterFrontEndPlugin<IResolveChat> = {
     restorer: ILayoutRestorer | null,
     settingRegistry: ISettingRegistry | null
   ): IResolveChat => {
-    // sessions and the live run live in the workspace's state database
-    const model = new ChatModel(state);
+    // sessions and the live run live in the workspace's state database, and in the tab until
+    // the workspace is saved (a moment after each change)
+    const model = new ChatModel(state, tabStorage(), `${PageConfig.getOption('workspace')}/`);
     const panel = new ResolvePanel(model, rendermime);
     panel.title.icon = resolveIcon;
     panel.title.caption = 'Resolve';

@@ -17,7 +17,7 @@ import { ISessionItem, sessionItems } from './sessions';
 import { DEFAULT_SETTINGS, IPanelSettings } from './settings';
 import { ISessionRow } from './listings';
 import { IListingPage } from './pages';
-import { IStateStore, IStoredLive, PanelState } from './state';
+import { IStateStore, IStoredLive, ITabStore, PanelState } from './state';
 import { pickedModel } from './status';
 import { ITurn, latestInstructions } from './turn';
 import { ITranscript } from './validate';
@@ -25,9 +25,12 @@ import { NotebookVariables } from './variables';
 
 /** The panel's model. */
 export class ChatModel {
-  /** `store` keeps the sessions and the live run across reloads (the app's `IStateDB`). */
-  constructor(store: IStateStore) {
-    this._state = new PanelState(store);
+  /**
+   * `store` keeps the sessions and the live run across reloads (the app's `IStateDB`), `tab`
+   * (the tab's `sessionStorage`, keys under `tabPrefix`) what changed just before one.
+   */
+  constructor(store: IStateStore, tab: ITabStore | null = null, tabPrefix = '') {
+    this._state = new PanelState(store, tab, tabPrefix);
     this.server.changed.connect(() => this._emit());
   }
 

@@ -17,6 +17,17 @@ export interface IStateStore {
   remove(id: string): Promise<void>;
 }
 
+/**
+ * A store read and written at once that lasts as long as the browser tab (`sessionStorage` is
+ * one): JupyterLab saves the workspace a moment after its last change, so a reload just after a
+ * change would lose it from the workspace; the tab keeps it.
+ */
+export interface ITabStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
 /** The store's keys. */
 export namespace StateKeys {
   export const sessions = 'jupyter-resolve:sessions';
@@ -26,6 +37,7 @@ export namespace StateKeys {
   export const notebook = 'jupyter-resolve:notebook';
   /** The model picked in the panel (absent: the server's default). */
   export const model = 'jupyter-resolve:model';
+  export const all = [sessions, current, live, notebook, model];
 }
 
 /** A session started here: its title and what was asked in each of its runs. */
@@ -175,8 +187,15 @@ export function withPrompt(
  * reload would resume from.
  */
 export class PanelState {
-  constructor(store: IStateStore) {
+  /**
+   * `tab` (with its keys under `tabPrefix`, e.g. the workspace's name) keeps every value at once
+   * too; what it holds wins over the workspace's, which may have missed the last changes.
+   */
+  constructor(store: IStateStore, tab: ITabStore | null = null, tabPrefix = '') {
     this._store = store;
+    this._tab = tab;
+    this._tabPrefix = tabPrefix;
+    this._fromTab = this._readTab();
     this._ready = this._read();
   }
 
@@ -272,52 +291,72 @@ export class PanelState {
     this.setLive(liveSnapshot(user, run));
   }
 
+  /** What this tab saved (before a reload), as it was saved, by key. */
+  private _readTab(): Map<string, string> {
+    const found = new Map<string, string>();
+    for (const key of StateKeys.all) {
+      try {
+        const text = this._tab?.getItem(this._tabPrefix + key) ?? null;
+        if (text !== null) {
+          this._restore(key, JSON.parse(text));
+          found.set(key, text);
+        }
+      } catch {
+        // no storage in this tab, or not JSON: the workspace's value
+      }
+    }
+    return found;
+  }
+
   private async _read(): Promise<void> {
-    const keys = [
-      StateKeys.sessions,
-      StateKeys.current,
-      StateKeys.live,
-      StateKeys.notebook,
-      StateKeys.model
-    ];
-    const [sessions, current, live, notebook, model] = await Promise.all(
-      keys.map(key =>
-        this._store.fetch(key).catch(() => undefined)
-      )
+    const values = await Promise.all(
+      StateKeys.all.map(key => this._store.fetch(key).catch(() => undefined))
     );
-    this._sessions = { ...restoreSessions(sessions), ...this._sessions };
-    if (!this._touched.has(StateKeys.current)) {
-      this._current = restoreCurrent(current);
+    StateKeys.all.forEach((key, i) => {
+      const tabText = this._fromTab.get(key);
+      if (key === StateKeys.sessions || (!this._touched.has(key) && tabText === undefined)) {
+        this._restore(key, values[i]); // the sessions merge, what is here winning
+      }
+      const missed = tabText !== undefined && tabText !== JSON.stringify(values[i] ?? null);
+      if (missed && !this._touched.has(key)) {
+        this._write(key); // the workspace missed the tab's last change
+      }
+    });
+  }
+
+  /** Set `key` from a value read back (sessions: merged under those held). */
+  private _restore(key: string, raw: unknown): void {
+    if (key === StateKeys.sessions) {
+      this._sessions = { ...restoreSessions(raw), ...this._sessions };
+    } else if (key === StateKeys.current) {
+      this._current = restoreCurrent(raw);
+    } else if (key === StateKeys.live) {
+      this._live = restoreLive(raw);
+    } else if (key === StateKeys.notebook) {
+      this._notebook = restoreCurrent(raw); // a non-empty string, like the session id
+    } else if (key === StateKeys.model) {
+      this._model = restoreCurrent(raw);
     }
-    if (!this._touched.has(StateKeys.live)) {
-      this._live = restoreLive(live);
-    }
-    if (!this._touched.has(StateKeys.notebook)) {
-      this._notebook = restoreCurrent(notebook); // a non-empty string, like the session id
-    }
-    if (!this._touched.has(StateKeys.model)) {
-      this._model = restoreCurrent(model);
-    }
+  }
+
+  private _value(key: string): unknown {
+    const { sessions, current, notebook, model } = StateKeys;
+    const values: { [key: string]: unknown } = { [sessions]: this._sessions, [model]: this._model };
+    values[current] = this._current;
+    values[notebook] = this._notebook;
+    return key in values ? values[key] : this._live;
   }
 
   private _write(key: string): void {
     this._touched.add(key);
+    this._writeTab(key);
     if (this._pending.has(key)) {
       return; // the write already queued saves the value as it is then
     }
     this._pending.add(key);
     void this._ready.then(async () => {
       this._pending.delete(key);
-      const value =
-        key === StateKeys.sessions
-          ? this._sessions
-          : key === StateKeys.current
-            ? this._current
-            : key === StateKeys.notebook
-              ? this._notebook
-              : key === StateKeys.model
-                ? this._model
-                : this._live;
+      const value = this._value(key);
       try {
         await (value === null
           ? this._store.remove(key)
@@ -328,7 +367,23 @@ export class PanelState {
     });
   }
 
+  /** Keep `key`'s value in the tab at once; one it cannot hold is dropped there. */
+  private _writeTab(key: string): void {
+    try {
+      this._tab?.setItem(this._tabPrefix + key, JSON.stringify(this._value(key)));
+    } catch {
+      try {
+        this._tab?.removeItem(this._tabPrefix + key);
+      } catch {
+        // no storage in this tab
+      }
+    }
+  }
+
   private _store: IStateStore;
+  private _tab: ITabStore | null;
+  private _tabPrefix: string;
+  private _fromTab: Map<string, string>;
   private _ready: Promise<void>;
   private _sessions: StoredSessions = {};
   private _current: string | null = null;

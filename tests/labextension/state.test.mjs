@@ -117,6 +117,44 @@ describe('PanelState', () => {
     assert.deepEqual(Object.keys(await store.fetch(St.StateKeys.sessions)).sort(), ['new', 'old']);
   });
 
+  test('a reload before the workspace is saved keeps what changed, from the tab', async () => {
+    // JupyterLab saves the workspace a moment after its last change: a reload just after a task
+    // began lost the session shown, and the panel came back empty
+    const tab = new Map();
+    const storage = { getItem: k => tab.get(k) ?? null, setItem: (k, v) => tab.set(k, v), removeItem: k => tab.delete(k) };
+    const saved = new MemoryStore({ [St.StateKeys.current]: 'older' });
+    const lost = { fetch: k => saved.fetch(k), save: async () => {}, remove: async () => {} };
+    const before = new St.PanelState(lost, storage, 'default/');
+    await before.restore();
+    assert.equal(before.current, 'older');
+    before.setCurrent('s1');
+    before.rememberPrompt('s1', 'task-1', 'Find out what 6*7 is.', 5);
+    before.setNotebook(null);
+    await settle();
+    assert.equal(await saved.fetch(St.StateKeys.current), 'older'); // the workspace missed it
+
+    const after = new St.PanelState(saved, storage, 'default/'); // the page reloaded
+    assert.equal(after.current, 's1');
+    await after.restore();
+    assert.equal(after.current, 's1');
+    assert.equal(after.notebook, null);
+    assert.deepEqual(after.sessions.s1.prompts, { 'task-1': 'Find out what 6*7 is.' });
+    await settle();
+    // the workspace catches up with what it missed, and only that
+    assert.equal(await saved.fetch(St.StateKeys.current), 's1');
+    assert.deepEqual(saved.writes.sort(), [St.StateKeys.current, St.StateKeys.sessions].sort());
+    // another workspace's keys are its own; a tab without storage has the workspace's values
+    const other = new St.PanelState(new MemoryStore(), storage, 'other/');
+    await other.restore();
+    assert.equal(other.current, null);
+    const noStorage = { getItem: () => { throw new Error('denied'); }, setItem: () => { throw new Error('denied'); }, removeItem: () => {} };
+    const plain = new St.PanelState(saved, noStorage, 'default/');
+    await plain.restore();
+    assert.equal(plain.current, 's1');
+    plain.setCurrent('s2');
+    assert.equal(plain.current, 's2');
+  });
+
   test('a store that fails leaves an empty state, not an error', async () => {
     const broken = {
       fetch: async () => { throw new Error('no workspace'); },
