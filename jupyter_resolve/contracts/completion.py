@@ -142,3 +142,12 @@ def scripted_completion(prefix: str) -> str:
     if not stripped:
         return "# TODO"
     return ""
+
+
+def safe_length(text: str) -> int:
+    """How much of a streamed ``text`` (already cut) can be shown: all but a tail that may be
+    the start of a stop sequence the next piece completes."""
+    for keep in range(min(len(text), max(len(s) for s in STOPS) - 1), 0, -1):
+        if any(stop.startswith(text[-keep:]) for stop in STOPS):
+            return len(text) - keep
+    return len(text)

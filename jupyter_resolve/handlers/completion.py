@@ -90,6 +90,7 @@ class CompletionHandler(ResolveHandler):
     {text} then ``completion.done`` {model, ms, usage}."""
 
     _task: asyncio.Task[Completion] | None = None
+    _seq = 0  # SSE frames sent
 
     @property
     def state(self) -> CompletionState:
@@ -121,7 +122,9 @@ class CompletionHandler(ResolveHandler):
         style = style_for(model, config.completion_style)
         user = self.user_name()
         key = (user, request.cell_id) if request.cell_id else None
-        coro = complete(self.gateway.provider, style, model, prefix, suffix, request.language)
+        on_text = self._delta if request.stream else None
+        provider = self.gateway.provider
+        coro = complete(provider, style, model, prefix, suffix, request.language, on_text)
         task = asyncio.ensure_future(coro)
         self._task = task
         self.state.start(key, task)
@@ -131,13 +134,32 @@ class CompletionHandler(ResolveHandler):
             self.state.of(user).cancelled += 1
             if not self.request.connection or self._finished:
                 return None
-            raise Replaced("a newer completion request for this cell replaced this one") from None
+            return self._fail(Replaced("a newer completion request for this cell replaced it"))
+        except ResolveError as exc:
+            return self._fail(exc)
         finally:
             self.state.end(key, task)
             self._task = None
         self.state.of(user).add(model, completion.usage, self.state.prices or {})
         items = [completion.text] if completion.text else []
         return self._answer(items, model, started, completion.usage, request.stream)
+
+    def _delta(self, text: str) -> None:
+        """One streamed piece of the suggestion (the SSE headers go with the first)."""
+        if self._seq == 0:
+            self.set_header("Content-Type", "text/event-stream")
+            self.set_header("Cache-Control", "no-cache")
+        self._seq += 1
+        self.write(format_event(self._seq, "completion.delta", {"text": text}))
+        self.flush()
+
+    def _fail(self, exc: ResolveError) -> None:
+        """Before any delta: the JSON error with its status; after: a ``completion.error``."""
+        if self._seq == 0:
+            raise exc
+        self._seq += 1
+        error = {"code": exc.code, "message": exc.message}
+        self.finish(format_event(self._seq, "completion.error", error))
 
     def _answer(
         self, items: list[str], model: str, started: float, usage: dict[str, int], stream: bool
@@ -146,12 +168,13 @@ class CompletionHandler(ResolveHandler):
         if not stream:
             body = {"items": [{"insertText": text} for text in items], "model": model, "ms": ms}
             return self.answer(body)
-        self.set_header("Content-Type", "text/event-stream")
-        self.set_header("Cache-Control", "no-cache")
-        frames = [format_event(i + 1, "completion.delta", {"text": t}) for i, t in enumerate(items)]
+        if self._seq == 0:  # not streamed from the provider: the whole suggestion in one piece
+            for text in items:
+                self._delta(text)
+        if self._seq == 0:
+            self.set_header("Content-Type", "text/event-stream")
         done = {"model": model, "ms": ms, "usage": usage or None}
-        frames.append(format_event(len(frames) + 1, "completion.done", done))
-        self.finish(b"".join(frames))
+        self.finish(format_event(self._seq + 1, "completion.done", done))
         return None
 
     def on_connection_close(self) -> None:

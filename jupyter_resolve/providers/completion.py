@@ -4,6 +4,7 @@ task closes the provider's connection (httpx aborts the request)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +33,16 @@ class Completion:
 
 
 async def complete(
-    provider: Provider, style: Style, model: str, prefix: str, suffix: str, language: str
+    provider: Provider,
+    style: Style,
+    model: str,
+    prefix: str,
+    suffix: str,
+    language: str,
+    on_text: Callable[[str], None] | None = None,
 ) -> Completion:
-    """The suggestion for the cursor between ``prefix`` and ``suffix``."""
+    """The suggestion for the cursor between ``prefix`` and ``suffix``. With ``on_text``, the
+    ``suffix`` and ``fim`` styles stream it from the provider piece by piece."""
     if isinstance(provider, AnthropicProvider):
         return await _anthropic_chat(provider, model, prefix, suffix, language)
     if isinstance(provider, OpenAIProvider):
@@ -43,11 +51,17 @@ async def complete(
             provider.base_url = await server.ensure()
         if style == "chat":
             return await _openai_chat(provider, model, prefix, suffix, language)
-        if style == "fim":
-            raw = await _post(provider, "/fim/completions", fim_payload(model, prefix, suffix))
-            return Completion(cut(_choice_text(raw)), _usage(raw))
-        raw = await _post(provider, "/completions", suffix_payload(model, prefix, suffix))
-        return Completion(cut(_choice_text(raw)), _usage(raw))
+        path, body = (
+            ("/fim/completions", fim_payload(model, prefix, suffix))
+            if style == "fim"
+            else ("/completions", suffix_payload(model, prefix, suffix))
+        )
+        if on_text is not None:
+            from .completion_stream import stream_completion
+
+            return await stream_completion(provider, path, body, on_text)
+        raw = await _post(provider, path, body)
+        return Completion(cut(_choice_text(raw)), usage_of(raw))
     return Completion(scripted_completion(prefix))  # scripted and the offline demo
 
 
@@ -65,7 +79,7 @@ async def _openai_chat(
     raw = await _post(provider, "/chat/completions", body)
     choices = raw.get("choices") or [{}]
     message = choices[0].get("message") or {}
-    return Completion(clean_chat(str(message.get("content") or ""), prefix, suffix), _usage(raw))
+    return Completion(clean_chat(str(message.get("content") or ""), prefix, suffix), usage_of(raw))
 
 
 async def _anthropic_chat(
@@ -123,8 +137,11 @@ def _choice_text(raw: dict[str, Any]) -> str:
     return str((first.get("message") or {}).get("content") or "")  # Mistral's FIM answer
 
 
-def _usage(raw: dict[str, Any]) -> dict[str, int]:
+def usage_of(raw: dict[str, Any]) -> dict[str, int]:
+    """The OpenAI-style ``usage`` of an answer or a stream's last event; {} without one."""
     usage = raw.get("usage") or {}
+    if not isinstance(usage, dict) or not usage:
+        return {}
     return {
         "prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "completion_tokens": int(usage.get("completion_tokens") or 0),

@@ -14,7 +14,7 @@ import pytest
 from jupyter_resolve.providers import OpenAIProvider
 from tests.conftest import Server
 from tests.fakes._server import Reply, Request, json_reply
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import DONE, FakeOpenAI, sse, stream
 
 URL = "/resolve/api/completion"
 
@@ -120,17 +120,37 @@ async def test_chat_style_marks_the_cursor_and_strips_fence_and_prefix(
     assert sent.headers["authorization"] == "Bearer sk-test"
 
 
-async def test_stream_answers_sse_delta_then_done(
+def streamed(*pieces: str) -> Callable[[Request], Reply]:
+    """A streamed legacy completion: one ``choices[0].text`` per frame, then the usage."""
+    frames = [sse({"choices": [{"index": 0, "text": p}]}) for p in pieces]
+    frames.append(sse({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 5}}))
+    return lambda _: stream([*frames, DONE])
+
+
+async def test_stream_passes_the_providers_pieces_on_and_stops_at_the_block_end(
     server: Server, gateway: Any, fakes: list[FakeOpenAI]
 ) -> None:
-    await provider(gateway, fakes, completions("np"))
+    fake = await provider(gateway, fakes, streamed("np", ".zeros", "(3)\n\n", "\nnext = 1"))
     gateway.config.completion_style = "suffix"
-    stream = await server.stream(URL, {"prefix": "import numpy as ", "stream": True})
-    assert stream.status == 200
-    assert [e.event for e in stream.events] == ["completion.delta", "completion.done"]
-    assert stream.events[0].data == {"text": "np"}
-    done = stream.events[1].data
+    answer = await server.stream(URL, {"prefix": "x = ", "stream": True})
+    assert answer.status == 200
+    types = [e.event for e in answer.events]
+    assert types[-1] == "completion.done" and types.count("completion.delta") >= 3
+    text = "".join(e.data["text"] for e in answer.events if e.event == "completion.delta")
+    assert text == "np.zeros(3)"  # cut at the blank stretch, the held-back newlines dropped
+    done = answer.events[-1].data
     assert done["model"] == "fake-coder" and done["usage"]["completion_tokens"] == 5
+    assert fake.requests[0].body["stream"] is True
+
+
+async def test_stream_of_a_chat_style_answer_is_one_delta_then_done(
+    server: Server, gateway: Any, fakes: list[FakeOpenAI]
+) -> None:
+    await provider(gateway, fakes, chat("np"))
+    gateway.config.completion_style = "chat"
+    answer = await server.stream(URL, {"prefix": "import numpy as ", "stream": True})
+    assert [e.event for e in answer.events] == ["completion.delta", "completion.done"]
+    assert answer.events[0].data == {"text": "np"}
 
 
 async def test_a_magic_line_is_left_alone(
