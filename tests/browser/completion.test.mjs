@@ -104,3 +104,33 @@ describe('inline completion in a notebook', { timeout: 600_000 }, () => {
     await toggle.filter({ hasText: 'on' }).waitFor();
   });
 });
+
+describe('inline completion when the model is out of reach', { timeout: 300_000 }, () => {
+  // nothing listens on the discard port: the provider's request fails at once
+  const suite = labForSuite({
+    files: { [NB]: NOTEBOOK },
+    config: [
+      "c.Resolve.provider = 'openai'",
+      "c.Resolve.base_url = 'http://127.0.0.1:9/v1'",
+      "c.Resolve.model = 'gpt-4o-mini'",
+      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
+      ''
+    ].join('\n')
+  });
+
+  test('the error shows as JupyterLab shows a provider error, with the server message', async () => {
+    process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests';
+    const { page } = suite.session;
+    await page.goto(suite.lab.url + `lab/tree/${NB}`);
+    await waitForLab(page);
+    await settleNotebook(page, NB);
+    await dismissToasts(page);
+    await emptyCell(page);
+    await page.keyboard.type('import ');
+    const indicator = page.locator('.jp-NotebookPanel .jp-GhostText-errorIndicator');
+    await indicator.waitFor({ timeout: 30_000 });
+    const title = await indicator.getAttribute('title');
+    assert.match(title, /^Resolve: /);
+    console.log(`the error shown: ${title}`);
+  });
+});

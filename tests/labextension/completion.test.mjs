@@ -2,7 +2,7 @@
 // suffix, Markdown as comments, magic lines and %resolve left out, both ends bounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { completionContext as C, completionSettings as S } from './load.mjs';
+import { completionContext as C, completionPending as P, completionSettings as S } from './load.mjs';
 
 const code = source => ({ type: 'code', source });
 const md = source => ({ type: 'markdown', source });
@@ -76,4 +76,41 @@ test('the language of an editor MIME type', () => {
   assert.equal(C.languageOfMime('text/x-rsrc'), 'rsrc');
   assert.equal(C.languageOfMime('text/javascript'), 'javascript');
   assert.equal(C.languageOfMime(undefined), 'text');
+});
+
+test('a streamed completion: the first text is incomplete, each change is yielded, none missed', async () => {
+  const { PendingCompletion } = P;
+  const pending = new PendingCompletion();
+  const first = pending.changed(0);
+  pending.append('numpy');
+  await first;
+  assert.deepEqual(pending.item('t'), { insertText: 'numpy', token: 't', isIncomplete: true });
+  const seen = [];
+  const reading = (async () => {
+    for await (const item of pending.updates('t')) seen.push(item);
+  })();
+  pending.append(' as');
+  // two changes while the reader is not waiting: the last state still comes through
+  pending.append(' np');
+  pending.finish();
+  await reading;
+  assert.deepEqual(seen.at(-1), { insertText: 'numpy as np', token: 't', isIncomplete: false });
+  assert.ok(seen.every((item, i) => i === seen.length - 1 || item.isIncomplete));
+});
+
+test('a failed completion ends the stream with the error on the item', async () => {
+  const pending = new P.PendingCompletion();
+  pending.append('par');
+  const seen = [];
+  const reading = (async () => {
+    for await (const item of pending.updates('t')) seen.push(item);
+  })();
+  pending.fail('Resolve: no completion within 100 ms');
+  await reading;
+  assert.deepEqual(seen.at(-1), {
+    insertText: 'par',
+    token: 't',
+    isIncomplete: false,
+    error: { message: 'Resolve: no completion within 100 ms' }
+  });
 });

@@ -23,3 +23,4 @@ export const plain = require(built + 'plain.js');
 export const listings = require(built + 'listings.js');
 export const completionContext = require(built + 'completion/context.js');
 export const completionSettings = require(built + 'completion/settings.js');
+export const completionPending = require(built + 'completion/pending.js');

@@ -14,41 +14,7 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { buildContext, ICellText, ICompletionText, languageOfMime } from './context';
 import { ICompletionBody, streamCompletion } from './client';
 import { DEFAULT_COMPLETION_SETTINGS, ICompletionSettings, languageEnabled } from './settings';
-
-/** One completion in flight: its text so far and who waits for more. */
-class PendingCompletion {
-  text = '';
-  done = false;
-  error: string | null = null;
-  readonly controller = new AbortController();
-  /** Counts changes, so a change made while nobody waited is not missed. */
-  version = 0;
-  private _wake: (() => void) | null = null;
-
-  /** Resolves once there is a change after `seen` (a delta, the end, an error). */
-  changed(seen: number): Promise<void> {
-    if (this.version > seen) {
-      return Promise.resolve();
-    }
-    return new Promise(resolve => {
-      this._wake = resolve;
-    });
-  }
-
-  notify(): void {
-    this.version++;
-    const wake = this._wake;
-    this._wake = null;
-    wake?.();
-  }
-
-  item(token: string): IInlineCompletionItem {
-    if (this.error !== null) {
-      return { insertText: this.text, token, isIncomplete: false, error: { message: this.error } };
-    }
-    return { insertText: this.text, token, isIncomplete: !this.done };
-  }
-}
+import { PendingCompletion } from './pending';
 
 function sleep(ms: number): Promise<void> {
   return new Promise(resolve => setTimeout(resolve, ms));
@@ -120,12 +86,9 @@ export class ResolveInlineProvider implements IInlineCompletionProvider {
     if (!pending) {
       return;
     }
-    let seen = pending.version;
     try {
-      while (!pending.done && pending.error === null) {
-        await pending.changed(seen);
-        seen = pending.version;
-        yield { response: pending.item(token) };
+      for await (const item of pending.updates(token)) {
+        yield { response: item };
       }
     } finally {
       this._pending.delete(token);
@@ -154,26 +117,21 @@ export class ResolveInlineProvider implements IInlineCompletionProvider {
     };
     const timer = setTimeout(() => pending.controller.abort('timeout'), this.settings.timeout);
     const callbacks = {
-      onDelta: (delta: string) => {
-        pending.text += delta;
-        pending.notify();
-      },
-      onDone: () => {
-        pending.done = true;
-        pending.notify();
-      }
+      onDelta: (delta: string) => pending.append(delta),
+      onDone: () => pending.finish()
     };
     streamCompletion(body, callbacks, pending.controller.signal)
       .catch((error: Error) => {
         const signal = pending.controller.signal;
         if (signal.aborted && signal.reason !== 'timeout') {
-          pending.done = true; // superseded by a newer request: nobody shows this one
+          pending.finish(); // superseded by a newer request: nobody shows this one
         } else {
-          pending.error = signal.aborted
-            ? `Resolve: no completion within ${this.settings.timeout} ms`
-            : `Resolve: ${error.message}`;
+          pending.fail(
+            signal.aborted
+              ? `Resolve: no completion within ${this.settings.timeout} ms`
+              : `Resolve: ${error.message}`
+          );
         }
-        pending.notify();
       })
       .finally(() => clearTimeout(timer));
     return pending;
