@@ -12,8 +12,10 @@ import httpx
 import pytest
 
 from jupyter_resolve.providers import OpenAIProvider
+from jupyter_resolve.providers.anthropic import AnthropicProvider
 from tests.conftest import Server
 from tests.fakes._server import Reply, Request, json_reply
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import DONE, FakeOpenAI, sse, stream
 
 URL = "/resolve/api/completion"
@@ -245,3 +247,69 @@ async def test_a_client_going_away_aborts_its_provider_request(
     while (await person.usage())["cancelled"] == 0:
         await asyncio.sleep(0.02)
     assert (await person.usage())["requests"] == 0
+
+
+async def test_the_cancelled_request_closes_its_provider_connection(
+    server: Server, gateway: Any
+) -> None:
+    """A provider that never answers the first request: the gateway's connection to it ends
+    (EOF) when a newer request for the cell replaces it."""
+    closed = asyncio.Event()
+    received: list[bytes] = []
+
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await reader.readuntil(b"\r\n\r\n"))
+        if len(received) == 1:
+            await reader.read()  # b"" once the gateway closes the connection
+            closed.set()
+        writer.close()
+
+    listener = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    base = f"http://127.0.0.1:{port}/v1"
+    gateway.provider = OpenAIProvider(base, "sk-test", "chat-model", max_retries=0)
+    gateway.config.completion_model = "fake-coder"
+    person = Person(server)
+    await person.usage()
+    older = asyncio.ensure_future(person.post({"prefix": "a = ", "cell_id": "c-9"}))
+    while not received:
+        await asyncio.sleep(0.02)
+    await person.post({"prefix": "a = b", "cell_id": "c-9"})  # its provider closes at once
+    await closed.wait()
+    assert (await older).json()["error"]["code"] == "cancelled"
+    listener.close()
+
+
+async def test_anthropic_completes_in_the_chat_style_with_its_key(
+    server: Server, gateway: Any, jp_asyncio_loop: Any
+) -> None:
+    """The fake refuses what the real Messages API refuses, so the request is one it takes."""
+    answer = {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "```python\nnumpy as np\n```"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 40, "output_tokens": 6},
+    }
+    fake = FakeAnthropic(reply_to=lambda _: json_reply(200, answer))
+    await fake.start()
+    try:
+        gateway.provider = AnthropicProvider(
+            base_url=fake.base_url, api_key="sk-ant-test", model="claude-sonnet-4-5"
+        )
+        gateway.config.completion_model = "claude-sonnet-4-5"
+        person = Person(server)
+        response = await person.post({"prefix": "import ", "suffix": ""})
+        assert response.status_code == 200, response.text
+        assert response.json()["items"] == [{"insertText": "numpy as np"}]
+        assert fake.refusals == []
+        sent = fake.requests[0]
+        assert sent.path == "/v1/messages"
+        assert sent.headers["x-api-key"] == "sk-ant-test"
+        assert sent.body["model"] == "claude-sonnet-4-5"
+        assert "import <CURSOR>" in sent.body["messages"][0]["content"]
+        assert (await person.usage())["completion_tokens"] == 6
+    finally:
+        await fake.stop()
