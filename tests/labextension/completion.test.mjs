@@ -114,3 +114,17 @@ test('a failed completion ends the stream with the error on the item', async () 
     error: { message: 'Resolve: no completion within 100 ms' }
   });
 });
+
+test('completion stream frames: deltas, done, an error frame, unknown frames ignored', () => {
+  const got = [];
+  const callbacks = { onDelta: t => got.push(['delta', t]), onDone: info => got.push(['done', info]) };
+  assert.equal(P.onCompletionFrame('completion.delta', '{"text":"numpy"}', callbacks), false);
+  assert.equal(P.onCompletionFrame('completion.later', '{}', callbacks), false);
+  assert.equal(P.onCompletionFrame('completion.done', '{"model":"m","ms":3.5,"usage":null}', callbacks), true);
+  assert.deepEqual(got, [['delta', 'numpy'], ['done', { model: 'm', ms: 3.5 }]]);
+  assert.throws(() => P.onCompletionFrame('error', '{"code":"provider_error","message":"down"}', callbacks), {
+    name: 'CompletionStreamError',
+    message: 'down'
+  });
+  assert.throws(() => P.onCompletionFrame('completion.delta', 'not json', callbacks), /not JSON/);
+});

@@ -70,3 +70,54 @@ export class PendingCompletion {
     wake?.();
   }
 }
+
+/** What the stream says as it goes. */
+export interface ICompletionCallbacks {
+  onDelta(text: string): void;
+  onDone(info: { model?: string; ms?: number }): void;
+}
+
+/** A completion stream that broke or carried an error frame. */
+export class CompletionStreamError extends Error {
+  constructor(
+    message: string,
+    readonly code: string
+  ) {
+    super(message);
+    this.name = 'CompletionStreamError';
+  }
+}
+
+function parseData(data: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(data);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    throw new CompletionStreamError('a completion frame is not JSON', 'bad_frame');
+  }
+}
+
+/** Dispatch one SSE frame of the completion stream; true once it is done. */
+export function onCompletionFrame(
+  event: string,
+  data: string,
+  callbacks: ICompletionCallbacks
+): boolean {
+  const body = parseData(data);
+  if (event === 'completion.delta') {
+    callbacks.onDelta(typeof body.text === 'string' ? body.text : '');
+    return false;
+  }
+  if (event === 'completion.done') {
+    callbacks.onDone({
+      model: typeof body.model === 'string' ? body.model : undefined,
+      ms: typeof body.ms === 'number' ? body.ms : undefined
+    });
+    return true;
+  }
+  if (event === 'error' || event === 'completion.error') {
+    const message = typeof body.message === 'string' ? body.message : 'the completion failed';
+    throw new CompletionStreamError(message, String(body.code ?? 'completion_error'));
+  }
+  return false; // a frame type added later: ignored
+}
