@@ -106,6 +106,7 @@ describe('inline completion in a notebook', { timeout: 600_000 }, () => {
 });
 
 describe('inline completion when the model is out of reach', { timeout: 300_000 }, () => {
+  process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // set before the lab starts: it reads it
   // nothing listens on the discard port: the provider's request fails at once
   const suite = labForSuite({
     files: { [NB]: NOTEBOOK },
@@ -119,7 +120,6 @@ describe('inline completion when the model is out of reach', { timeout: 300_000 
   });
 
   test('the error shows as JupyterLab shows a provider error, with the server message', async () => {
-    process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests';
     const { page } = suite.session;
     await page.goto(suite.lab.url + `lab/tree/${NB}`);
     await waitForLab(page);
