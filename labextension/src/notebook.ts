@@ -125,7 +125,10 @@ export async function askAboutCell(
   await chat.send(cellMessage(cell, path, answer.value), { notebook: path });
 }
 
-/** "Promote output": save the notebook if needed, then `POST resolve/api/artifacts`. */
+/**
+ * "Promote output": `POST resolve/api/artifacts` for the output; alone, the notebook is saved
+ * first if needed (the server reads the file), never under collaboration.
+ */
 export async function promoteOutput(
   tracker: INotebookTracker,
   node: HTMLElement | undefined,
@@ -144,8 +147,12 @@ export async function promoteOutput(
   if (title === null) {
     return;
   }
+  // Under real-time collaboration the server reads the output from the live room and records
+  // the id there, so it reaches every page; a save or revert here would overwrite other
+  // people's typing (issue 40.1).
+  const shared = panel.context.model.collaborative;
   try {
-    if (panel.context.model.dirty) {
+    if (!shared && panel.context.model.dirty) {
       await panel.context.save(); // the server promotes what is on disk
     }
     const artifact = await api.promote({
@@ -154,9 +161,9 @@ export async function promoteOutput(
       output_index: hit.index,
       title
     });
-    // The server recorded the artifact id in the output's metadata on disk: load that version,
-    // or the next save would find the file changed under it. Unsaved edits made meanwhile win.
-    if (!panel.context.model.dirty) {
+    // Alone, the server recorded the artifact id in the output's metadata on disk: load that
+    // version, or the next save would find the file changed under it. Unsaved edits win.
+    if (!shared && !panel.context.model.dirty) {
       await panel.context.revert();
     }
     Notification.success(`Promoted: ${artifact.title} (${artifact.id})`, {

@@ -42,9 +42,11 @@ function freePort() {
 
 /**
  * Start `jupyter lab` in a fresh root folder. `files` are written there first; `config` is a
- * jupyter_server_config.py body. Returns {url, base, token, root, api(), stop()}.
+ * jupyter_server_config.py body. `venv` is the virtual environment whose Python runs it (the
+ * repository's .venv by default; .venv/collab for jupyter-collaboration, made by `make setup`).
+ * Returns {url, base, token, root, api(), stop()}.
  */
-export async function startLab({ files = {}, config = '' } = {}) {
+export async function startLab({ files = {}, config = '', venv = join(repo, '.venv') } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'resolve-browser-'));
   const home = join(root, '.home');
   mkdirSync(home);
@@ -67,11 +69,12 @@ export async function startLab({ files = {}, config = '' } = {}) {
   const port = await freePort();
   const token = randomBytes(16).toString('hex');
   const baseUrl = '/user/tester/';
-  const venv = join(repo, '.venv', 'bin');
+  const bin = join(venv, 'bin');
   const child = spawn(
-    join(venv, 'jupyter'),
+    join(bin, 'python'),
     [
-      'lab',
+      '-m',
+      'jupyterlab',
       '--no-browser',
       '--allow-root',
       `--port=${port}`,
@@ -90,7 +93,7 @@ export async function startLab({ files = {}, config = '' } = {}) {
       cwd: root,
       env: {
         ...process.env,
-        PATH: `${venv}:${process.env.PATH}`,
+        PATH: `${bin}:${join(repo, '.venv', 'bin')}:${process.env.PATH}`,
         JUPYTER_CONFIG_DIR: configDir,
         JUPYTER_RUNTIME_DIR: join(root, '.runtime'),
         HOME: home

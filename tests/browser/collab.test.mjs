@@ -1,0 +1,140 @@
+// Two people in two browser pages on one notebook (issue 40), with jupyter-collaboration (the
+// .venv/collab made by `make setup`) and without it: the same tests in both.
+import { after, afterEach, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { dismissToasts, openLab, repo, settleNotebook, shot, startLab, waitForLab } from './lab.mjs';
+
+const NOTEBOOK = JSON.stringify({
+  nbformat: 4,
+  nbformat_minor: 5,
+  metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+  cells: [
+    {
+      cell_type: 'code',
+      id: 'cell-out',
+      metadata: {},
+      execution_count: 1,
+      source: '6 * 7',
+      outputs: [{ output_type: 'execute_result', execution_count: 1, metadata: {}, data: { 'text/plain': '42' } }]
+    },
+    { cell_type: 'code', id: 'cell-typing', metadata: {}, execution_count: null, source: '', outputs: [] }
+  ]
+});
+
+// long enough that the promotion lands in the middle of it
+const TYPED = 'total = sum(range(10))  # typed while the other page promotes';
+
+/** The open demo.ipynb of a page, as JSON (its model, unsaved typing included). */
+const pageNotebook = page =>
+  page.evaluate(() => {
+    const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb');
+    return nb.context.model.toJSON();
+  });
+
+async function openDemo(session, lab) {
+  await session.page.goto(lab.url + 'lab/tree/demo.ipynb');
+  await waitForLab(session.page);
+  await session.page.waitForSelector('.jp-OutputArea-child');
+  await settleNotebook(session.page, 'demo.ipynb');
+  await dismissToasts(session.page);
+}
+
+/** Promote the first output of page's notebook and return the artifact id from its toast. */
+async function promoteFirstOutput(page, title) {
+  await page.locator('.jp-OutputArea-child').first().click({ button: 'right' });
+  await page.locator('.lm-Menu-itemLabel', { hasText: 'Promote output' }).click();
+  await page.locator('.jp-Dialog input').fill(title);
+  await page.locator('.jp-Dialog button.jp-mod-accept').click();
+  const toast = page.locator('.Toastify__toast', { hasText: 'Promoted:' });
+  await toast.waitFor();
+  return (await toast.innerText()).match(/\((art-[0-9a-f]+)\)/)[1];
+}
+
+/** The artifact id recorded on the output of cell-out in a notebook's JSON. */
+const recordedId = notebook =>
+  notebook.cells.find(c => c.id === 'cell-out').outputs[0].metadata?.resolve?.artifact_id;
+const typedSource = notebook => {
+  const source = notebook.cells.find(c => c.id === 'cell-typing').source;
+  return Array.isArray(source) ? source.join('') : source;
+};
+
+/** Poll the saved file until check(notebook) holds (the room saves a moment after a change). */
+async function waitForDisk(root, check, timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const notebook = JSON.parse(readFileSync(join(root, 'demo.ipynb'), 'utf8'));
+    if (check(notebook) || Date.now() > deadline) return notebook;
+    await new Promise(r => setTimeout(r, 250));
+  }
+}
+
+const VARIANTS = [
+  { name: 'with jupyter-collaboration', venv: join(repo, '.venv', 'collab'), collaborative: true },
+  { name: 'without jupyter-collaboration', venv: join(repo, '.venv'), collaborative: false }
+];
+
+for (const variant of VARIANTS) {
+  const skip = existsSync(join(variant.venv, 'bin', 'python')) ? false : `no ${variant.venv} (make setup)`;
+  describe(`two pages on one notebook, ${variant.name}`, { timeout: 600_000, skip }, () => {
+    let lab, promoter, typist;
+    before(async () => {
+      lab = await startLab({ files: { 'demo.ipynb': NOTEBOOK }, venv: variant.venv });
+      promoter = await openLab(lab);
+      typist = await openLab(lab);
+    });
+    afterEach(async t => {
+      if (t.passed === false) {
+        await shot(promoter.page, `failed-collab-promoter-${variant.collaborative}`).catch(() => {});
+        await shot(typist.page, `failed-collab-typist-${variant.collaborative}`).catch(() => {});
+      }
+    });
+    after(async () => {
+      await promoter?.browser.close();
+      await typist?.browser.close();
+      await lab?.stop();
+    });
+
+    test('promote while the other person types: every character kept, the id on the cell', async () => {
+      await openDemo(promoter, lab);
+      await openDemo(typist, lab);
+      const collaborative = await promoter.page.evaluate(
+        () =>
+          [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.model
+            .collaborative
+      );
+      assert.equal(collaborative, variant.collaborative, 'the notebook is (not) shared as the variant says');
+      await typist.page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
+      const [id] = await Promise.all([
+        promoteFirstOutput(promoter.page, 'the answer'),
+        typist.page.keyboard.type(TYPED, { delay: 40 })
+      ]);
+      await shot(promoter.page, 'collab-promoted');
+      // the typist's page kept every character, and the promoter's page holds the id
+      assert.equal(typedSource(await pageNotebook(typist.page)), TYPED);
+      assert.equal(recordedId(await pageNotebook(promoter.page)), id);
+      if (variant.collaborative) {
+        // one shared document: both pages see both changes, and the room saves both to disk
+        await typist.page.waitForFunction(
+          id => JSON.stringify(
+            [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.model.toJSON()
+          ).includes(id),
+          id
+        );
+        assert.equal(recordedId(await pageNotebook(typist.page)), id);
+        assert.equal(typedSource(await pageNotebook(promoter.page)), TYPED);
+        const disk = await waitForDisk(lab.root, nb => typedSource(nb) === TYPED && recordedId(nb) === id);
+        assert.equal(typedSource(disk), TYPED, 'every typed character on disk');
+        assert.equal(recordedId(disk), id, 'the artifact id on the cell on disk');
+      } else {
+        // alone on the file: the server wrote the id to it
+        assert.equal(recordedId(await waitForDisk(lab.root, nb => recordedId(nb) === id)), id);
+      }
+      const manifest = await (await lab.api(`resolve/api/artifacts/${id}`)).json();
+      assert.equal(manifest.title, 'the answer');
+      assert.deepEqual(promoter.errors, []);
+      assert.deepEqual(typist.errors, []);
+    });
+  });
+}
