@@ -262,6 +262,8 @@ export interface IProposalDecision {
   /** The cells as the person edited them before accepting. */
   readonly cells?: IProposedCell[];
   readonly reason?: string;
+  /** The replaced cell as the person saw it; a 409 stale_target if it changed since. */
+  readonly seen?: { readonly cell_id: string; readonly sha256: string };
 }
 
 /** `POST resolve/api/runs/{id}/proposals/{proposal_id}`. */

@@ -4,8 +4,8 @@
  */
 import * as api from './api';
 import { IProposedCell } from './events';
-import { acceptedCells } from './proposal';
-import { describeError } from './request';
+import { acceptedCells, seenTarget } from './proposal';
+import { describeError, ResolveRequestError } from './request';
 import { IProposal, IRunView } from './run';
 import { INotebookActions } from './tokens';
 
@@ -17,6 +17,8 @@ export interface IProposalChoice {
   /** The cells as edited before accepting (only when edited). */
   readonly cells?: IProposedCell[];
   readonly reason?: string;
+  /** The replaced cell's source as the card's diff showed it (sent as `seen`, issue 40.2). */
+  readonly shownTarget?: string | null;
 }
 
 /** The run a decision goes to: the run itself, or in a task the chain's current step. */
@@ -39,8 +41,9 @@ async function decideProposal(
   if (accept && !actions) {
     throw new Error('the notebook integration is not loaded');
   }
+  const seen = accept ? await seenTarget(proposal, choice.shownTarget ?? null) : null;
   if (accept) {
-    await actions!.open(proposal.notebook);
+    await actions!.open(proposal.notebook, choice.run === true);
   }
   const stepRun = decidingRun(run);
   const id = proposal.proposalId;
@@ -48,7 +51,8 @@ async function decideProposal(
     decision: choice.decision,
     ...(choice.run ? { run: true } : {}),
     ...(choice.cells ? { cells: choice.cells } : {}),
-    ...(choice.reason ? { reason: choice.reason } : {})
+    ...(choice.reason ? { reason: choice.reason } : {}),
+    ...(seen ? { seen } : {})
   });
   if (answer.decision !== 'accepted' || !actions) {
     return null;
@@ -109,6 +113,13 @@ export class Decisions {
         this._report({ notice });
       }
     } catch (error) {
+      if (error instanceof ResolveRequestError && error.code === 'stale_target') {
+        // the card's diff follows the open notebook's cell: it now shows the current source
+        this._report({
+          notice: 'The cell changed since you saw this diff: check the diff as it is now and decide again.'
+        });
+        return;
+      }
       this._report({ error: describeError(error, accept ? 'Accept' : 'Reject') });
     } finally {
       const { [id]: _done, ...rest } = this.deciding;

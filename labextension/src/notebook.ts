@@ -195,7 +195,7 @@ export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker)
       const cell = model.sharedModel.cells.find(c => c.getId() === cellId);
       return cell ? cell.getSource() : null;
     },
-    open: async path => {
+    open: async (path, withKernel) => {
       let panel = openPanel(tracker, path);
       if (!panel) {
         // the document manager opens it (or reveals it if it is open under another factory)
@@ -206,6 +206,10 @@ export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker)
         throw new Error(`${path} could not be opened as a notebook`);
       }
       await panel.context.ready;
+      if (withKernel) {
+        // its kernel started (or attached), so "Accept and run" finds it the first time (40.3)
+        await panel.sessionContext.ready;
+      }
     },
     reveal: async (path, cellId) => {
       await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });

@@ -86,3 +86,29 @@ export function diffBases(proposal: IProposal, liveSource: string | null): (stri
   const replaced = proposal.replaceCellId ? (liveSource ?? proposal.replacedSource) : null;
   return proposal.cells.map((_, i) => (i === 0 ? replaced : null));
 }
+
+/** What an Accept of a replacement tells the server the person saw: `seen` (issue 40.2). */
+export interface ISeenTarget {
+  readonly cell_id: string;
+  /** sha256 (hex) of the UTF-8 source the card showed the proposal against. */
+  readonly sha256: string;
+}
+
+/**
+ * The `seen` of an Accept: the replaced cell and the digest of `shown`, the source its diff
+ * showed (its first diff base), so the server refuses (409 stale_target) if the cell changed
+ * since. Null for an insertion, or where the page has no Web Crypto (plain HTTP off localhost):
+ * the server then accepts as before.
+ */
+export async function seenTarget(
+  proposal: IProposal,
+  shown: string | null
+): Promise<ISeenTarget | null> {
+  const subtle = globalThis.crypto?.subtle;
+  if (!proposal.replaceCellId || shown === null || shown === undefined || !subtle) {
+    return null;
+  }
+  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(shown));
+  const hex = [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
+  return { cell_id: proposal.replaceCellId, sha256: hex };
+}

@@ -27,8 +27,11 @@ export interface IResolveChat {
 export interface INotebookActions {
   /** The source of cell `cellId` in the open notebook `path`, or null (not open, no such cell). */
   liveSource(path: string, cellId: string): string | null;
-  /** Open notebook `path` (or find it open) and wait until its model is ready. */
-  open(path: string): Promise<void>;
+  /**
+   * Open notebook `path` (or find it open) and wait until its model is ready, and with
+   * `withKernel` its kernel too (started or attached, for Accept and run).
+   */
+  open(path: string, withKernel?: boolean): Promise<void>;
   /** Open notebook `path` in front at cell `cellId` (made active and scrolled to). */
   reveal(path: string, cellId: string): Promise<void>;
   /**

@@ -165,7 +165,8 @@ export function ProposalCard(props: {
     void model.decisions.proposal(run, proposal, {
       decision: 'accept',
       ...(run_ ? { run: true } : {}),
-      ...(edited ? { cells: shown } : {})
+      ...(edited ? { cells: shown } : {}),
+      shownTarget: bases[0] ?? null
     });
   const reject = () =>
     void model.decisions.proposal(run, proposal, {
