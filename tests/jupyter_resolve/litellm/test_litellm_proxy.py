@@ -63,8 +63,9 @@ async def test_a_wrong_key_reaches_the_person_in_litellms_words(
     stream = await server.chat("hello", model="mock-gpt")
     (error,) = stream.of("run.error")
     # a proxy without a database answers an unknown key 400 "No connected db." (not 401):
-    # the person gets the provider's own words, never the key
-    assert "answered 400: No connected db." in error["message"]
+    # the person gets the provider's own words (in the plain-words form of issue 30.6), never
+    # the key
+    assert "(400): No connected db." in error["message"]
     assert "sk-wrong-key-000000" not in stream.body.decode()
 
 
