@@ -1,5 +1,6 @@
 // Two people in two browser pages on one notebook (issue 40), with jupyter-collaboration (the
-// .venv/collab made by `make setup`) and without it: the same tests in both.
+// .venv/collab made by `make setup`) and without it: the same tests in both. A fake model
+// speaking the OpenAI wire format proposes the cells.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -76,6 +77,10 @@ function reply(body) {
   const messages = body.messages ?? [];
   if (messages.at(-1)?.role === 'tool') return { content: 'Noted.' };
   const asked = textOf([...messages].reverse().find(m => m.role === 'user'));
+  if (asked.includes('Add a sum to other')) {
+    const args = { notebook: 'other.ipynb', cells: [{ cell_type: 'code', source: 'print(sum(range(10)))' }] };
+    return { content: 'Here is a cell.', tool_calls: [{ name: 'notebook_propose', arguments: args }] };
+  }
   if (asked.includes('Replace the typed cell')) {
     const args = { notebook: 'demo.ipynb', cells: [{ cell_type: 'code', source: 'total = 45' }], replace_cell_id: 'cell-typing' };
     return { content: 'Here is a cell.', tool_calls: [{ name: 'notebook_propose', arguments: args }] };
@@ -103,7 +108,9 @@ for (const variant of VARIANTS) {
   describe(`two pages on one notebook, ${variant.name}`, { timeout: 600_000, skip }, () => {
     let lab, promoter, typist;
     before(async () => {
-      lab = await startLab({ files: { 'demo.ipynb': NOTEBOOK }, config: CONFIG, venv: variant.venv });
+      const other = { ...JSON.parse(NOTEBOOK), cells: [] };
+      const files = { 'demo.ipynb': NOTEBOOK, 'other.ipynb': JSON.stringify(other) };
+      lab = await startLab({ files, config: CONFIG, venv: variant.venv });
       promoter = await openLab(lab);
       typist = await openLab(lab);
     });
@@ -191,6 +198,20 @@ for (const variant of VARIANTS) {
       await shot(card, 'collab-stale-replace');
       assert.equal(typedSource(await pageNotebook(typist.page)), `${TYPED} + 1`);
       assert.equal(typedSource(await pageNotebook(page)), `${TYPED} + 1`);
+    });
+
+    test('Accept and run on a notebook with no kernel runs the first time', async () => {
+      const page = typist.page;
+      const kernels = async () => (await (await lab.api('api/sessions')).json()).filter(x => x.path === 'other.ipynb');
+      assert.deepEqual(await kernels(), [], 'other.ipynb has no kernel');
+      const panel = await openPanel(page);
+      await send(page, 'Add a sum to other');
+      const card = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-proposal');
+      await card.waitFor({ timeout: 120_000 });
+      await card.locator('button.jp-resolve-accept-run').click();
+      await card.locator('.jp-resolve-proposal-status', { hasText: /accepted \(ran\)/ }).waitFor({ timeout: 120_000 });
+      await page.locator('.jp-NotebookPanel .jp-OutputArea-output', { hasText: '45' }).first().waitFor();
+      assert.equal(await panel.locator('.jp-resolve-banner').count(), 0, 'no error');
     });
   });
 }
