@@ -116,7 +116,9 @@ def test_every_public_handler_declares_resolve_and_uses_authorized() -> None:
 async def test_every_served_handler_is_in_the_checked_modules(jp_serverapp: Any) -> None:
     """Whatever the extension serves is checked above: a handler module added to the extension
     without being added to the checks fails here."""
-    checked = {route[1] for module in (api, facade, artifacts, mcp, completion) for route in module.routes}
+    checked = {
+        route[1] for module in (api, facade, artifacts, mcp, completion) for route in module.routes
+    }
     served = list(served_handlers(jp_serverapp.web_app.default_router))
     unchecked = sorted(
         f"{pattern} -> {handler.__module__}.{handler.__name__}"
