@@ -4,6 +4,7 @@ task closes the provider's connection (httpx aborts the request)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from ..contracts.completion import (
     clean_chat,
     cut,
     fim_payload,
+    safe_length,
     scripted_completion,
     suffix_payload,
 )
@@ -57,8 +59,6 @@ async def complete(
             else ("/completions", suffix_payload(model, prefix, suffix))
         )
         if on_text is not None:
-            from .completion_stream import stream_completion
-
             return await stream_completion(provider, path, body, on_text)
         raw = await _post(provider, path, body)
         return Completion(cut(_choice_text(raw)), usage_of(raw))
@@ -146,3 +146,50 @@ def usage_of(raw: dict[str, Any]) -> dict[str, int]:
         "prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "completion_tokens": int(usage.get("completion_tokens") or 0),
     }
+
+
+# Streamed from the provider (suffix and fim): each piece passed on as it comes, held back
+# only where it may start a stop sequence; at a stop the rest is read but not shown (the
+# provider, sent the same stops, ends there itself, and its last event carries the usage).
+async def stream_completion(
+    provider: OpenAIProvider, path: str, body: dict[str, Any], on_text: Callable[[str], None]
+) -> Completion:
+    """POST ``body`` with ``stream`` on; ``on_text`` gets each new piece of the suggestion."""
+    url = provider.base_url + path
+    payload = {**body, "stream": True}
+    if provider.stream_usage:
+        payload["stream_options"] = {"include_usage": True}
+    headers = provider.headers()
+    text, shown, ended = "", 0, False
+    usage: dict[str, int] = {}
+    async with provider._client_for().stream("POST", url, json=payload, headers=headers) as reply:
+        if reply.status_code >= 400:
+            raw = (await reply.aread()).decode(errors="replace")
+            raise ProviderError(
+                provider._redact(
+                    f"{provider.label} at {url} answered {reply.status_code}: {raw[:300]}"
+                )
+            )
+        async for line in reply.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            event = json.loads(data)
+            usage = usage_of(event) or usage
+            choices = event.get("choices") or []
+            piece = str(choices[0].get("text") or "") if choices else ""
+            if not piece or ended:
+                continue
+            whole = cut(text + piece)
+            stopped = len(whole) < len(text + piece)
+            text = whole
+            upto = len(text) if stopped else safe_length(text)
+            if upto > shown:
+                on_text(text[shown:upto])
+                shown = upto
+            ended = stopped
+    if shown < len(text):
+        on_text(text[shown:])
+    return Completion(text, usage)
