@@ -24,6 +24,7 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import RpcError
+from ..contracts.ids import check_id
 from ..mcp.server import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -241,7 +242,7 @@ class McpTokenHandler(McpTokensHandler):
     @authorized("write")
     async def delete(self, token_id: str) -> None:
         self.refuse_kernel_token()
-        token_store(self).revoke(token_id)
+        token_store(self).revoke(check_id("token_id", token_id))
         self.set_status(204)
         self.finish()
 

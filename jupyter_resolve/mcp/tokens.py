@@ -23,10 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..contracts.errors import NotFound
+from ..contracts.errors import Conflict, NotFound
 
 FILE = "mcp-tokens.json"
 PREFIX = "resolve-mcp-"
+# every MCP request reads the file: a person revokes one before making more
+MAX_TOKENS = 64
 """Every token starts so (a log or a leak scanner can tell what it is)."""
 USER_PREFIX = "jupyter-resolve-mcp:"
 """The user name of a request made with a token: this and the token's name."""
@@ -95,11 +97,17 @@ class TokenStore:
 
     def create(self, name: str) -> tuple[TokenInfo, str]:
         """A new token: its listing and the token (shown this once)."""
+        held = self._read()
+        if len(held) >= MAX_TOKENS:
+            raise Conflict(
+                f"there are already {MAX_TOKENS} MCP tokens: revoke one first",
+                code="too_many_tokens",
+            )
         token = PREFIX + secrets.token_urlsafe(32)
         info = TokenInfo(
             id=f"mcp-{secrets.token_hex(6)}", name=name, created=time.time(), sha256=digest(token)
         )
-        self._write([*self._read(), info])
+        self._write([*held, info])
         return info, token
 
     def tokens(self) -> list[TokenInfo]:

@@ -147,3 +147,21 @@ async def test_the_cli_makes_lists_and_revokes_tokens_the_server_takes(
     initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
     refused = await as_token(server, token, "POST", "/resolve/mcp", content=initialize.encode())
     assert refused.status_code == 403
+
+
+async def test_tokens_are_bounded_and_a_bad_id_is_a_400(server: Server, tmp_path: Path) -> None:
+    from jupyter_resolve.mcp.tokens import MAX_TOKENS, TokenStore
+
+    store = TokenStore(tmp_path)
+    for n in range(MAX_TOKENS):
+        store.create(f"client {n}")
+    try:
+        store.create("one too many")
+    except Exception as exc:  # Conflict: revoke one first
+        assert getattr(exc, "code", "") == "too_many_tokens"
+    else:
+        raise AssertionError("the store took more than MAX_TOKENS tokens")
+    assert len(store.tokens()) == MAX_TOKENS
+    async with server.client() as http:
+        bad = await http.delete("/resolve/api/mcp-tokens/..%2F..", headers=server.auth)
+    assert bad.status_code == 400, bad.text
