@@ -214,6 +214,8 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     assert.equal((await cellSources(page))[2], 'x = 2', 'the person\'s own edit is not undone with it');
     await page.keyboard.press('Shift+Z');
     await page.waitForFunction(() => document.querySelectorAll('.jp-NotebookPanel .jp-Cell').length === 4);
+    // the redone cell's editor fills in after the cell itself appears
+    await page.locator('.jp-NotebookPanel .jp-Cell').nth(1).locator('.cm-content', { hasText: 'bmi' }).waitFor();
     assert.equal((await cellSources(page))[1], BMI);
   });
 
