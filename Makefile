@@ -55,6 +55,13 @@ PURELIB := -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
 CLIENT_PINS_dist-tools := 'twine>=5' 'auditwheel>=6'
 # The release wheels, one per architecture, each with a static agent-httpd (hatch_build.py)
 DIST_ARCHES := x86_64 aarch64
+# The oldest and newest Python the py3-none wheel claims (tests/packaging installs it into a fresh
+# venv of each): pyenv's builds where the machine has them (this one does; Debian 12 has 3.11
+# only). Each venv holds just the package's dependencies, from the registry.
+OTHER_PYTHONS := 3.10 3.13
+PYENV_ROOT ?= $(HOME)/.pyenv
+other_python = $(firstword $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) /usr/bin/python$(1)))
+DEPS_VENVS := $(foreach v,$(OTHER_PYTHONS),$(VENV)/deps-py$(v)/.stamp)
 
 .PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean \
 	peer-suite-sources test-peer-suite dist test-arm64 test-dist
@@ -62,7 +69,7 @@ DIST_ARCHES := x86_64 aarch64
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
 	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(CLIENT_VENVS) \
-		$(COLLAB_VENV)/.stamp \
+		$(COLLAB_VENV)/.stamp $(DEPS_VENVS) \
 		peer-suite-sources
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
@@ -89,6 +96,15 @@ $(VENV)/%/.stamp: | $(STAMP)
 	$(VENV)/$*/bin/pip install -q --upgrade pip
 	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
 	@touch $@
+
+$(VENV)/deps-py%/.stamp: | $(STAMP)
+	@py="$(call other_python,$*)"; if [ -z "$$py" ]; then \
+		echo "no Python $* here: tests/packaging skips the wheel on it" >&2; exit 0; fi; \
+	test -x $(VENV)/deps-py$*/bin/python || "$$py" -m venv $(VENV)/deps-py$*; \
+	$(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
+		> $(VENV)/deps-py$*/requirements.txt; \
+	$(VENV)/deps-py$*/bin/pip install -q --upgrade pip && \
+	$(VENV)/deps-py$*/bin/pip install -q -r $(VENV)/deps-py$*/requirements.txt && touch $@
 
 $(COLLAB_VENV)/.stamp: | $(STAMP)
 	@test -x $(COLLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLLAB_VENV)

@@ -55,17 +55,27 @@ def extract_runtime(wheel: Path, into: Path) -> Path:
     return path
 
 
-def fresh_venv(path: Path) -> Path:
-    """A venv without our package; the dev venv's site-packages come after its own (a .pth)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    python = path / "bin" / "python"
-    site = subprocess.run(
+# `make setup` makes these where the machine has the Python: the package's dependencies only
+DEPS_VENVS = {version: REPO / ".venv" / f"deps-py{version}" for version in ("3.10", "3.13")}
+
+
+def purelib(python: Path) -> str:
+    return subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.strip()
-    (Path(site) / "zz_dev_venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+
+
+def fresh_venv(path: Path, deps: Path | None = None) -> Path:
+    """A venv without our package, made by the Python of the venv ``deps`` (default: the dev
+    venv), whose site-packages come after its own (a .pth)."""
+    base = deps / "bin" / "python" if deps else Path(sys.executable)
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(path)], check=True)
+    python = path / "bin" / "python"
+    borrowed = purelib(base) if deps else sysconfig.get_paths()["purelib"]
+    (Path(purelib(python)) / "zz_dev_venv.pth").write_text(borrowed + "\n")
     return python
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.launcher import JupyterServer
-from tests.packaging.dists import HOST_ARCH, Dists, fresh_venv, pip_install, tool_dir
+from tests.packaging.dists import (
+    DEPS_VENVS,
+    HOST_ARCH,
+    Dists,
+    fresh_venv,
+    pip_install,
+    tool_dir,
+)
 
 SITE = "import jupyter_resolve, pathlib; print(pathlib.Path(jupyter_resolve.__file__).parent)"
 
@@ -38,10 +45,31 @@ def package_dir(python: Path) -> Path:
     return Path(where.stdout.strip())
 
 
-def test_the_wheel_serves_a_chat_from_a_fresh_venv(dists: Dists, tmp_path: Path) -> None:
+def other_python(version: str) -> Path:
+    deps = DEPS_VENVS[version]
+    if not (deps / ".stamp").exists():
+        pytest.skip(f"no Python {version} on this machine (`make setup` makes {deps} where it is)")
+    return deps
+
+
+@pytest.mark.parametrize("version", ["dev", *DEPS_VENVS])
+def test_the_wheel_serves_a_chat_from_a_fresh_venv(
+    dists: Dists, tmp_path: Path, version: str
+) -> None:
+    """One py3-none wheel serves every Python from 3.10 on: the dev venv's and the oldest and
+    newest the package claims."""
     if HOST_ARCH not in dists.wheels:
         pytest.skip(f"no release wheel for {HOST_ARCH}")
-    python = fresh_venv(tmp_path / "venv")
+    deps = None if version == "dev" else other_python(version)
+    python = fresh_venv(tmp_path / "venv", deps)
+    if deps:
+        ran = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert ran.stdout.strip() == version
     pip_install(python, dists.wheels[HOST_ARCH])
     package = package_dir(python)
     assert package.is_relative_to(tmp_path / "venv"), package
