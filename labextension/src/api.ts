@@ -140,6 +140,16 @@ export function runs(sessionId?: string, pages = sessionId ? Infinity : 1): Prom
   }, pages);
 }
 
+/** `GET resolve/api/runs?session_id=&status=running`: the session's live runs (one page). */
+export async function runningRuns(sessionId: string): Promise<IRunInfo[]> {
+  const query = new URLSearchParams({
+    session_id: sessionId,
+    status: 'running',
+    limit: String(RUNS_PAGE)
+  });
+  return validateRuns(await requestJSON(`runs?${query}`));
+}
+
 /** The size of a page of the panel's Runs and Sessions tabs (the server's default). */
 export const LIST_PAGE = 50;
 

@@ -8,7 +8,6 @@ import { ISignal, Signal } from '@lumino/signaling';
 import * as api from './api';
 import { Decisions } from './decisions';
 import { IInstructionFile, IRunEvent } from './events';
-import { mentionedNames } from './mentions';
 import { describeError, ResolveRequestError } from './request';
 import { applyEvent, emptyRun } from './run';
 import { startRun } from './send';
@@ -22,6 +21,7 @@ import { pickedModel } from './status';
 import { ITurn, latestInstructions } from './turn';
 import { ITranscript } from './validate';
 import { NotebookVariables } from './variables';
+import { Poller, unseenLive } from './watch';
 
 /** The panel's model. */
 export class ChatModel {
@@ -63,6 +63,15 @@ export class ChatModel {
       this.notice = report.notice ?? this.notice;
     },
     () => this._emit()
+  );
+
+  /**
+   * Asks for the session's runs started elsewhere (another page, `%resolve`) while the chat is
+   * idle, and follows them (issue 40.4); the panel starts it when shown, stops it when hidden.
+   */
+  readonly watch = new Poller(
+    () => this._attachLive(),
+    () => !!this.sessionId && !this._streaming && !this._opening
   );
 
   /** The run being streamed, if any. */
@@ -176,6 +185,15 @@ export class ChatModel {
     this.turns = [];
     this.error = null;
     this._state.setCurrent(sessionId);
+    this._opening++;
+    try {
+      await this._open(sessionId, live);
+    } finally {
+      this._opening--;
+    }
+  }
+
+  private async _open(sessionId: string, live: IStoredLive | null): Promise<void> {
     this._emit();
     const stored = this._state.sessions[sessionId];
     let items: ISessionItem[];
@@ -224,10 +242,7 @@ export class ChatModel {
     const notebook = options.notebook ?? this.notebook;
     let mentions = options.mentions;
     if (!mentions && notebook && notebook === this.notebook && /@[A-Za-z_]/.test(message)) {
-      if (this.variables.list === null) {
-        await this.variables.load();
-      }
-      mentions = mentionedNames(message, (this.variables.list ?? []).map(v => v.name));
+      mentions = await this.variables.mentionedIn(message);
     }
     if (this._streaming) {
       return; // another send started while the names loaded
@@ -319,7 +334,7 @@ export class ChatModel {
     }
     const started =
       event.type === 'task.started' || (event.type === 'run.started' && !turn.run.task);
-    if (started && this.sessionId && this._streaming) {
+    if (started && this.sessionId && this._streaming && turn.user) {
       // remember what was asked in this browser, by run (or task) id, for the sessions list
       const id = event.type === 'task.started' ? String(event.data.task_id) : event.data.run_id;
       this._state.rememberPrompt(this.sessionId, id, turn.user);
@@ -330,15 +345,9 @@ export class ChatModel {
     this._emit();
   }
 
-  private async _replay(
-    turn: ITurn,
-    item: ISessionItem,
-    after = 0,
-    endedAt?: number
-  ): Promise<void> {
-    const read = item.kind === 'task' ? api.taskEvents : api.events;
+  private async _replay(turn: ITurn, item: ISessionItem, after = 0, endedAt?: number) {
     try {
-      await read(item.id, after, {
+      await (item.kind === 'task' ? api.taskEvents : api.events)(item.id, after, {
         onEvent: e => {
           applyEvent(turn.run, e, endedAt);
           this._emit();
@@ -351,11 +360,10 @@ export class ChatModel {
   }
 
   private async _follow(turn: ITurn, item: ISessionItem, lastEventId: number): Promise<void> {
-    const read = item.kind === 'task' ? api.taskEvents : api.events;
     this._streaming = true;
     this._emit();
     try {
-      await read(item.id, lastEventId, {
+      await (item.kind === 'task' ? api.taskEvents : api.events)(item.id, lastEventId, {
         onEvent: e => this._onEvent(turn, e)
       });
     } catch (error) {
@@ -367,6 +375,19 @@ export class ChatModel {
     }
   }
 
+  /** Follow the oldest live run of the session shown that no turn shows (it began elsewhere). */
+  private async _attachLive(): Promise<void> {
+    const sessionId = this.sessionId;
+    const items = sessionId ? sessionItems(await api.runningRuns(sessionId)) : [];
+    const [item] = unseenLive(items, this.turns.map(t => t.run));
+    if (!item || sessionId !== this.sessionId || this._streaming || this._opening) {
+      return; // nothing new, or the chat moved on while asking
+    }
+    const turn: ITurn = { user: '', run: emptyRun(item.startedAt * 1000, item.kind === 'task') };
+    this.turns = [...this.turns, turn];
+    void this._follow(turn, item, 0);
+  }
+
   private _emit(): void {
     this._changed.emit();
   }
@@ -374,4 +395,5 @@ export class ChatModel {
   private _changed = new Signal<this, void>(this);
   private _state: PanelState;
   private _streaming = false;
+  private _opening = 0;
 }

@@ -1,6 +1,6 @@
 /** The bound notebook's kernel variables, for `@name`: loaded when asked, one load at a time. */
 import * as api from './api';
-import { unknownMentions } from './mentions';
+import { mentionedNames, unknownMentions } from './mentions';
 import { describeError, ResolveRequestError } from './request';
 import { IVariable } from './validate';
 
@@ -31,6 +31,14 @@ export class NotebookVariables {
     }
     await this.load();
     return unknownMentions(text, (this.list ?? []).map(v => v.name));
+  }
+
+  /** The kernel's variables `text` names as `@name` (loaded first when not yet). */
+  async mentionedIn(text: string): Promise<string[]> {
+    if (this.list === null) {
+      await this.load();
+    }
+    return mentionedNames(text, (this.list ?? []).map(v => v.name));
   }
 
   private async _load(): Promise<void> {

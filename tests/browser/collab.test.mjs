@@ -81,6 +81,10 @@ function reply(body) {
     const args = { notebook: 'other.ipynb', cells: [{ cell_type: 'code', source: 'print(sum(range(10)))' }] };
     return { content: 'Here is a cell.', tool_calls: [{ name: 'notebook_propose', arguments: args }] };
   }
+  if (asked.includes('Propose a note')) {
+    const args = { notebook: 'other.ipynb', cells: [{ cell_type: 'markdown', source: '# A note from the other page' }] };
+    return { content: 'Here is a note.', tool_calls: [{ name: 'notebook_propose', arguments: args }] };
+  }
   if (asked.includes('Replace the typed cell')) {
     const args = { notebook: 'demo.ipynb', cells: [{ cell_type: 'code', source: 'total = 45' }], replace_cell_id: 'cell-typing' };
     return { content: 'Here is a cell.', tool_calls: [{ name: 'notebook_propose', arguments: args }] };
@@ -198,6 +202,10 @@ for (const variant of VARIANTS) {
       await shot(card, 'collab-stale-replace');
       assert.equal(typedSource(await pageNotebook(typist.page)), `${TYPED} + 1`);
       assert.equal(typedSource(await pageNotebook(page)), `${TYPED} + 1`);
+      // the run ends: reject the proposal
+      await card.locator('button.jp-resolve-reject').click();
+      await card.locator('button.jp-resolve-reject-confirm').click();
+      await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
     });
 
     test('Accept and run on a notebook with no kernel runs the first time', async () => {
@@ -212,6 +220,48 @@ for (const variant of VARIANTS) {
       await card.locator('.jp-resolve-proposal-status', { hasText: /accepted \(ran\)/ }).waitFor({ timeout: 120_000 });
       await page.locator('.jp-NotebookPanel .jp-OutputArea-output', { hasText: '45' }).first().waitFor();
       assert.equal(await panel.locator('.jp-resolve-banner').count(), 0, 'no error');
+    });
+
+    test('a run started in one page shows in the other, live', async () => {
+      const [a, b] = [promoter.page, typist.page];
+      const panelA = await openPanel(a);
+      await panelA.locator('.jp-resolve-tab', { hasText: 'Sessions' }).click();
+      await panelA.locator('button', { hasText: 'New session' }).click();
+      await send(a, 'Hello from the first page');
+      const first = panelA.locator('.jp-resolve-assistant').last();
+      await first.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
+      const runId = await first.getAttribute('data-run-id');
+      const { runs } = await (await lab.api('resolve/api/runs')).json();
+      const sessionId = runs.find(r => r.run_id === runId).session_id;
+      // the other page shows that session (it is idle there), then the first page asks again
+      const panelB = await openPanel(b);
+      await panelB.locator('.jp-resolve-tab', { hasText: 'Sessions' }).click();
+      await panelB.locator(`.jp-resolve-row[data-session-id="${sessionId}"]`).click();
+      await panelB.locator(`.jp-resolve-assistant[data-run-id="${runId}"]`).waitFor();
+      const shownBefore = await panelB.locator('.jp-resolve-assistant').count();
+      await send(a, 'Propose a note for the other notebook');
+      // the other page picks the run up without reopening anything: its message, its text,
+      // the tool card and the proposal waiting for a decision
+      const live = panelB.locator('.jp-resolve-assistant').nth(shownBefore);
+      const card = live.locator('.jp-resolve-proposal');
+      await card.waitFor({ timeout: 120_000 });
+      assert.equal(await card.locator('.jp-resolve-proposal-status').innerText(), 'waiting for your review');
+      await live.locator('.jp-resolve-tool-name', { hasText: 'notebook_propose' }).waitFor();
+      assert.match(await live.innerText(), /Here is a note\./);
+      assert.equal(
+        await panelB.locator('.jp-resolve-user').nth(shownBefore).innerText(),
+        'Propose a note for the other notebook'
+      );
+      await shot(panelB, `collab-live-other-page-${variant.collaborative}`);
+      // deciding there reaches the page that asked
+      await card.locator('button.jp-resolve-reject').click();
+      await card.locator('button.jp-resolve-reject-confirm').click();
+      const cardA = panelA.locator('.jp-resolve-assistant').last().locator('.jp-resolve-proposal');
+      await cardA.locator('.jp-resolve-proposal-status', { hasText: /rejected/ }).waitFor({ timeout: 60_000 });
+      await live.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
+      assert.match(await live.innerText(), /Noted\./);
+      assert.equal(await panelB.locator('.jp-resolve-assistant').count(), shownBefore + 1, 'attached once');
+      assert.deepEqual(typist.errors, []);
     });
   });
 }

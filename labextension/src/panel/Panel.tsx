@@ -11,6 +11,7 @@ import {
   textEditorIcon,
   UseSignal
 } from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
@@ -278,6 +279,29 @@ export class ResolvePanel extends ReactWidget {
     requestAnimationFrame(() =>
       this.node.querySelector<HTMLTextAreaElement>('.jp-resolve-input')?.focus()
     );
+  }
+
+  /** Shown: follow runs of the session started elsewhere (issue 40.4); hidden: stop asking. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this.model.watch.start();
+  }
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    if (this.isVisible) {
+      this.model.watch.start();
+    }
+  }
+
+  protected onAfterHide(msg: Message): void {
+    super.onAfterHide(msg);
+    this.model.watch.stop();
+  }
+
+  dispose(): void {
+    this.model.watch.dispose();
+    super.dispose();
   }
 
   protected render(): JSX.Element {
