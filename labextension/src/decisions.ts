@@ -4,7 +4,7 @@
  */
 import * as api from './api';
 import { IProposedCell } from './events';
-import { acceptedCells, seenTarget } from './proposal';
+import { acceptedCells, seenTarget, staleTarget, targetSource } from './proposal';
 import { describeError, ResolveRequestError } from './request';
 import { IProposal, IRunView } from './run';
 import { INotebookActions } from './tokens';
@@ -89,12 +89,38 @@ export class Decisions {
   /** Proposals being decided from here: proposal id → what is happening. */
   deciding: { readonly [proposalId: string]: string } = {};
 
+  /**
+   * What a 409 `stale_target` said each proposal's replaced cell reads now, and what the open
+   * notebook held then (see {@link targetSource}).
+   */
+  stale: { [proposalId: string]: { source: string | null; live: string | null } } = {};
+
   /** The replaced cell's source in the open notebook, or null (not open, not a replacement). */
   liveSource(proposal: IProposal): string | null {
     if (!proposal.replaceCellId || !this.notebookActions) {
       return null;
     }
     return this.notebookActions.liveSource(proposal.notebook, proposal.replaceCellId);
+  }
+
+  /** The source the card's diff shows the replaced cell as (null: the one the server read). */
+  shownSource(proposal: IProposal): string | null {
+    return targetSource(this.liveSource(proposal), this.stale[proposal.proposalId] ?? null);
+  }
+
+  /** A 409 `stale_target`: the card shows the cell as the server now reads it. */
+  private _refused(proposal: IProposal, error: ResolveRequestError): void {
+    const current = staleTarget(error.body);
+    this.stale = {
+      ...this.stale,
+      [proposal.proposalId]: { source: current?.source ?? null, live: this.liveSource(proposal) }
+    };
+    const gone = current !== null && current.source === null;
+    this._report({
+      notice: gone
+        ? error.message
+        : 'The cell changed since you saw this diff: check the diff as it is now and decide again.'
+    });
   }
 
   /** Decide a proposal; the run's `notebook.decision` event then shows the decision. */
@@ -114,10 +140,7 @@ export class Decisions {
       }
     } catch (error) {
       if (error instanceof ResolveRequestError && error.code === 'stale_target') {
-        // the card's diff follows the open notebook's cell: it now shows the current source
-        this._report({
-          notice: 'The cell changed since you saw this diff: check the diff as it is now and decide again.'
-        });
+        this._refused(proposal, error);
         return;
       }
       this._report({ error: describeError(error, accept ? 'Accept' : 'Reject') });

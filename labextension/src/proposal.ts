@@ -112,3 +112,40 @@ export async function seenTarget(
   const hex = [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
   return { cell_id: proposal.replaceCellId, sha256: hex };
 }
+
+/** What a 409 `stale_target` said the replaced cell is now (`current`; source null: gone). */
+export interface IStaleTarget {
+  readonly cellId: string;
+  readonly source: string | null;
+}
+
+/** The `current` of a 409 `stale_target` answer's body, or null when it has none. */
+export function staleTarget(body: unknown): IStaleTarget | null {
+  const current =
+    body && typeof body === 'object' ? (body as { current?: unknown }).current : undefined;
+  if (!current || typeof current !== 'object') {
+    return null;
+  }
+  const { cell_id, source } = current as { cell_id?: unknown; source?: unknown };
+  if (typeof cell_id !== 'string' || !cell_id) {
+    return null;
+  }
+  return { cellId: cell_id, source: typeof source === 'string' ? source : null };
+}
+
+/**
+ * The source a replacement's card shows its diff against: the open notebook's cell (`live`),
+ * unless a 409 said the cell now reads otherwise (`stale`: the server's source and what the
+ * open notebook held then): its source wins until the open notebook's cell changes again
+ * (without real-time collaboration another person's edit reaches this page only through the
+ * file, and the server's answer).
+ */
+export function targetSource(
+  live: string | null,
+  stale: { readonly source: string | null; readonly live: string | null } | null
+): string | null {
+  if (stale && stale.source !== null && stale.live === live) {
+    return stale.source;
+  }
+  return live;
+}

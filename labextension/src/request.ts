@@ -14,7 +14,9 @@ export class ResolveRequestError extends Error {
   constructor(
     message: string,
     readonly status: number,
-    readonly code: string = 'error'
+    readonly code: string = 'error',
+    /** The answer's JSON body, when it had one (e.g. a 409's `current`); check before use. */
+    readonly body: unknown = null
   ) {
     super(message);
     this.name = 'ResolveRequestError';
@@ -100,9 +102,11 @@ export function postJSON<T = unknown>(
 async function errorFrom(response: Response, path: string): Promise<ResolveRequestError> {
   let code = 'http_' + response.status;
   let message = `${response.status} ${response.statusText}`.trim();
+  let body: unknown = null;
   try {
-    const body = await response.json();
-    const err = body?.error ?? body;
+    const parsed = await response.json();
+    body = parsed;
+    const err = parsed?.error ?? parsed;
     if (typeof err?.code === 'string') {
       code = err.code;
     }
@@ -115,7 +119,7 @@ async function errorFrom(response: Response, path: string): Promise<ResolveReque
   if (response.status === 404 && code === 'http_404') {
     message = `resolve/api/${path.split('?')[0]} is not available on this server (yet)`;
   }
-  return new ResolveRequestError(message, response.status, code);
+  return new ResolveRequestError(message, response.status, code, body);
 }
 
 /** A message to show about an endpoint that is missing or failing. */

@@ -171,14 +171,24 @@ for (const variant of VARIANTS) {
       assert.deepEqual(typist.errors, []);
     });
 
-    test('a replace whose cell changed after its diff was shown is refused, the edit kept', async t => {
-      if (!variant.collaborative) {
-        // alone, the other page's edit reaches this one only through the file: the card would
-        // need the 409's current source (not done yet)
-        t.skip('the diff from the 409 current source is not shown yet');
-        return;
-      }
+    test('a replace whose cell changed after its diff was shown is refused, the edit kept', async () => {
       const page = promoter.page;
+      if (!variant.collaborative) {
+        // alone on the file, each page has its own copy: both start from the file as saved
+        const nb = JSON.parse(NOTEBOOK);
+        nb.cells[1].source = TYPED;
+        const put = await lab.api('api/contents/demo.ipynb', {
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ type: 'notebook', format: 'json', content: nb })
+        });
+        assert.equal(put.status, 200);
+        for (const p of [page, typist.page]) {
+          await p.evaluate(() =>
+            [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.revert()
+          );
+        }
+      }
       await page.locator('.jp-NotebookPanel-toolbar [data-command="resolve:ask-about-notebook"]').click();
       const panel = await openPanel(page);
       await panel.locator('.jp-resolve-bound', { hasText: 'demo.ipynb' }).waitFor();
@@ -190,18 +200,28 @@ for (const variant of VARIANTS) {
       await typist.page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
       await typist.page.keyboard.press('End');
       await typist.page.keyboard.type(' + 1');
-      await page.waitForFunction(
-        typed => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb')
-          .context.model.sharedModel.cells[1].getSource() === typed,
-        `${TYPED} + 1`
-      );
+      if (variant.collaborative) {
+        await page.waitForFunction(
+          typed => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb')
+            .context.model.sharedModel.cells[1].getSource() === typed,
+          `${TYPED} + 1`
+        );
+      } else {
+        // without a shared document the edit reaches the server when the other person saves
+        await typist.page.keyboard.press('Control+s');
+        await waitForDisk(lab.root, nb => typedSource(nb) === `${TYPED} + 1`);
+      }
       await card.locator('button.jp-resolve-accept').click();
       await panel.locator('.jp-resolve-banner', { hasText: 'The cell changed since you saw this diff' }).waitFor();
       // the card now shows the diff against the cell as it is, still waiting; the edit is kept
       await card.locator('.jp-resolve-diff-del', { hasText: `${TYPED} + 1` }).waitFor();
-      await shot(card, 'collab-stale-replace');
+      assert.equal(await card.locator('.jp-resolve-proposal-status').innerText(), 'waiting for your review');
+      await shot(card, `collab-stale-replace-${variant.collaborative}`);
       assert.equal(typedSource(await pageNotebook(typist.page)), `${TYPED} + 1`);
-      assert.equal(typedSource(await pageNotebook(page)), `${TYPED} + 1`);
+      if (variant.collaborative) {
+        assert.equal(typedSource(await pageNotebook(page)), `${TYPED} + 1`);
+      }
+      assert.equal(typedSource(await waitForDisk(lab.root, nb => typedSource(nb) === `${TYPED} + 1`)), `${TYPED} + 1`);
       // the run ends: reject the proposal
       await card.locator('button.jp-resolve-reject').click();
       await card.locator('button.jp-resolve-reject-confirm').click();

@@ -30,3 +30,31 @@ describe('the seen target of an Accept', () => {
     assert.equal(await P.seenTarget(REPLACE, null), null);
   });
 });
+
+describe('a refused Accept (409 stale_target)', () => {
+  test("the answer's current cell is read; another shape is none", () => {
+    const body = {
+      error: { code: 'stale_target', message: 'changed' },
+      current: { cell_id: 'cell-b', source: 'x = 1 + 1', sha256: sha256('x = 1 + 1') }
+    };
+    assert.deepEqual(P.staleTarget(body), { cellId: 'cell-b', source: 'x = 1 + 1' });
+    assert.deepEqual(P.staleTarget({ current: { cell_id: 'cell-b', source: null } }), { cellId: 'cell-b', source: null });
+    for (const bad of [null, 'x', {}, { current: 'x' }, { current: { source: 'y' } }]) {
+      assert.equal(P.staleTarget(bad), null);
+    }
+  });
+
+  test("the card shows the server's source until the open notebook's cell changes again", () => {
+    const stale = { source: 'x = 1 + 1', live: 'x = 1' };
+    // without collaboration this page still holds the old cell: the server's source is shown
+    assert.equal(P.targetSource('x = 1', stale), 'x = 1 + 1');
+    assert.equal(P.diffBases(REPLACE, P.targetSource('x = 1', stale))[0], 'x = 1 + 1');
+    // the notebook's cell changed since: it is followed again
+    assert.equal(P.targetSource('x = 3', stale), 'x = 3');
+    // not open in this page (null then and now): the server's source
+    assert.equal(P.targetSource(null, { source: 'y', live: null }), 'y');
+    // the cell is gone, or no refusal: the open notebook's (else the saved one, by diffBases)
+    assert.equal(P.targetSource('x = 1', { source: null, live: 'x = 1' }), 'x = 1');
+    assert.equal(P.targetSource(null, null), null);
+  });
+});

@@ -153,7 +153,7 @@ export function ProposalCard(props: {
   const [drafts, setDrafts] = React.useState<string[]>(() => proposal.cells.map(c => c.source));
   const [rejecting, setRejecting] = React.useState(false);
   const [reason, setReason] = React.useState('');
-  const bases = diffBases(proposal, model.decisions.liveSource(proposal));
+  const bases = diffBases(proposal, model.decisions.shownSource(proposal));
   const busy = model.decisions.deciding[proposal.proposalId] ?? null;
   const waiting = proposal.status === 'waiting';
   const edited = drafts.some((d, i) => d !== proposal.cells[i]?.source);
