@@ -163,3 +163,64 @@ export function mcpSummary(server: IMcpServer): string {
       return 'stopped';
   }
 }
+
+/** Where the supervised llama.cpp server stands (`c.Resolve.provider = "local"`, issue 34). */
+export type LocalState = 'idle' | 'starting' | 'ready' | 'failed';
+
+const LOCAL_STATES: readonly LocalState[] = ['idle', 'starting', 'ready', 'failed'];
+
+/** `health.provider.local`: the local model the gateway runs itself. */
+export interface ILocalModel {
+  /** The GGUF file's path ('' when none is configured). */
+  readonly modelFile: string;
+  /** Its size in bytes; null when the file is missing. */
+  readonly sizeBytes: number | null;
+  /** The context window, in tokens; null when unknown. */
+  readonly context: number | null;
+  readonly state: LocalState;
+  /** How many times it was started. */
+  readonly starts: number;
+  /** Why it cannot run (a missing GGUF, a crash), as text. */
+  readonly error: string | null;
+}
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+/** `provider.local` of a health answer, or null (another provider, or another shape). */
+export function validateLocal(provider: unknown): ILocalModel | null {
+  const local = isObject(provider) ? provider.local : null;
+  if (!isObject(local)) {
+    return null;
+  }
+  return {
+    modelFile: typeof local.model_file === 'string' ? local.model_file : '',
+    sizeBytes: count(local.size_bytes),
+    context: count(local.context),
+    state: LOCAL_STATES.includes(local.state as LocalState) ? (local.state as LocalState) : 'idle',
+    starts: count(local.starts) ?? 0,
+    error: typeof local.error === 'string' && local.error ? local.error : null
+  };
+}
+
+/** A size in bytes as people read it, e.g. "469 MB". */
+export function byteSize(bytes: number): string {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} bytes` : `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** The header's words for a local model, e.g. "qwen.gguf · 469 MB · 8,192 tokens · ready". */
+export function localSummary(local: ILocalModel): string {
+  const file = local.modelFile.split(/[\\/]/).pop() || 'no model file';
+  const size = local.sizeBytes === null ? 'file missing' : byteSize(local.sizeBytes);
+  const context = local.context === null ? null : `${local.context.toLocaleString('en-US')} tokens`;
+  const state = local.state === 'idle' ? 'idle (starts on first use)' : local.state;
+  return [file, size, context, state].filter(Boolean).join(' · ');
+}

@@ -3,7 +3,7 @@
  * proposals, transcripts), checked where they enter: the panel works with typed values only.
  * The run events are checked in events.ts.
  */
-import { IMcpServer, validateMcp } from './status';
+import { ILocalModel, IMcpServer, validateLocal, validateMcp } from './status';
 import { isObject, ShapeError } from './shapes';
 
 export { ShapeError } from './shapes';
@@ -87,6 +87,8 @@ export interface IHealth {
   readonly sandbox: ISandbox | null;
   /** The configured MCP servers (`health.mcp`), by name; [] when none (or an older server). */
   readonly mcp: IMcpServer[];
+  /** The local model server (`provider.local`), when the provider is `local`. */
+  readonly local: ILocalModel | null;
 }
 
 const SANDBOX_LABELS: { readonly [kind in ISandbox['kind']]: string } = {
@@ -132,7 +134,8 @@ export function validateHealth(body: unknown): IHealth {
     problems,
     allowRemoteImages: body.allow_remote_images === true,
     sandbox: validateSandbox(body.sandbox),
-    mcp: validateMcp(body.mcp)
+    mcp: validateMcp(body.mcp),
+    local: validateLocal(provider)
   };
 }
 

@@ -15,6 +15,7 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
+import { localSummary } from '../status';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
 import { Status } from './Status';
@@ -96,13 +97,20 @@ function Instructions(props: { readonly model: ChatModel }): JSX.Element | null 
   );
 }
 
-function Header(props: { readonly model: ChatModel }): JSX.Element {
+/** The local model server (issue 34) and the sandbox, as quiet badges in the header. */
+function ProviderBadges(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   return (
-    <div className="jp-resolve-header">
-      <span className="jp-resolve-model" title="The model the next answer uses">
-        {model.modelLabel}
-      </span>
+    <>
+      {model.server.health?.local && (
+        <span
+          className={`jp-resolve-local jp-mod-${model.server.health.local.state}`}
+          aria-label="local model"
+          title={model.server.health.local.error ?? model.server.health.local.modelFile}
+        >
+          {localSummary(model.server.health.local)}
+        </span>
+      )}
       {model.server.health?.sandbox && (
         <span
           className={`jp-resolve-sandbox jp-mod-${model.server.health.sandbox.kind}`}
@@ -124,6 +132,18 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
           {model.server.health.sandbox.label}
         </span>
       )}
+    </>
+  );
+}
+
+function Header(props: { readonly model: ChatModel }): JSX.Element {
+  const { model } = props;
+  return (
+    <div className="jp-resolve-header">
+      <span className="jp-resolve-model" title="The model the next answer uses">
+        {model.modelLabel}
+      </span>
+      <ProviderBadges model={model} />
       <Instructions model={model} />
       {model.server.healthError && (
         <span className="jp-resolve-warning" title={model.server.healthError}>

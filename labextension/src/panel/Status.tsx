@@ -7,7 +7,7 @@ import * as React from 'react';
 import { ChatModel } from '../model';
 import { McpTokens } from './McpTokens';
 import { providerState } from '../plain';
-import { IMcpServer, mcpSummary } from '../status';
+import { byteSize, ILocalModel, IMcpServer, mcpSummary } from '../status';
 
 function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
   const s = props.server;
@@ -61,6 +61,32 @@ function ProviderRow(props: { readonly model: ChatModel }): JSX.Element | null {
   );
 }
 
+/** The local model server (`provider.local`): its file, size, context and state. */
+function LocalRow(props: { readonly local: ILocalModel }): JSX.Element {
+  const l = props.local;
+  return (
+    <dl className={`jp-resolve-local-model jp-mod-${l.state}`} aria-label="Local model">
+      <dt>model file</dt>
+      <dd>{l.modelFile || '(none configured: c.Resolve.local_model)'}</dd>
+      <dt>size</dt>
+      <dd>{l.sizeBytes === null ? 'file missing' : byteSize(l.sizeBytes)}</dd>
+      <dt>context</dt>
+      <dd>{l.context === null ? 'unknown' : `${l.context.toLocaleString('en-US')} tokens`}</dd>
+      <dt>state</dt>
+      <dd>
+        {l.state}
+        {l.starts > 1 ? ` · started ${l.starts} times` : ''}
+      </dd>
+      {l.error && (
+        <>
+          <dt>error</dt>
+          <dd className="jp-resolve-mcp-error">{l.error}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
 export function Status(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   const health = model.server.health;
@@ -80,6 +106,7 @@ export function Status(props: { readonly model: ChatModel }): JSX.Element {
         )}
       </div>
       {health && <ProviderRow model={model} />}
+      {health?.local && <LocalRow local={health.local} />}
       {model.server.healthError && (
         <div className="jp-resolve-error">{model.server.healthError}</div>
       )}
