@@ -1,4 +1,5 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
+import { IAgent, IChatRequest, validateAgents } from './agents';
 import { IProposedCell } from './events';
 import {
   IMcpToken,
@@ -31,24 +32,7 @@ import {
   validateVariables
 } from './validate';
 
-/** An OpenAI-style chat message. */
-export interface IChatMessage {
-  readonly role: 'user' | 'assistant' | 'system';
-  readonly content: string;
-}
-
-/** The body of `POST resolve/api/chat`. */
-export interface IChatRequest {
-  readonly messages: IChatMessage[];
-  readonly session_id?: string;
-  readonly soul?: string;
-  /** The notebook the chat is bound to (its kernel answers for the notebook tools). */
-  readonly notebook?: string;
-  /** Variables mentioned as `@name`: the server describes each in the notebook's kernel. */
-  readonly mentions?: { readonly name: string }[];
-  /** The model to answer with (one of `GET resolve/api/models`); absent: the server's default. */
-  readonly model?: string;
-}
+export type { IChatMessage, IChatRequest } from './agents';
 
 type StreamCallbacks = Omit<IStreamOptions, 'path' | 'init' | 'lastEventId'>;
 
@@ -224,6 +208,11 @@ export async function health(): Promise<IHealth> {
 /** `GET resolve/api/models`: what may be picked, and the default. */
 export async function models(): Promise<IModels> {
   return validateModels(await requestJSON('models'));
+}
+
+/** `GET resolve/api/agents`: the external agents (issue 36). */
+export async function agents(): Promise<IAgent[]> {
+  return validateAgents(await requestJSON('agents'));
 }
 
 /** `GET resolve/api/souls`. */

@@ -48,6 +48,8 @@ export interface IEventData {
   readonly runs?: string[];
   readonly roles?: string[];
   readonly soul?: string | null;
+  /** `run.started`: the external agent driving the run (issue 36). */
+  readonly agent?: string | null;
   readonly model?: string;
   /** `run.started`: the rounds budget, and the cost budget in USD when one is set. */
   readonly budget?: { readonly rounds?: number; readonly cost?: number | null };

@@ -110,9 +110,7 @@ export class ChatModel {
 
   /** Load health, souls and the session of the last visit; reattach to a live run. */
   async start(): Promise<void> {
-    void this.server.refreshHealth();
-    void this.server.refreshSouls();
-    void this.server.refreshModels();
+    this.server.refreshAll();
     await this._state.restore();
     this._emit(); // the remembered model
     this.notebook = this.notebook ?? this._state.notebook;

@@ -108,6 +108,8 @@ export interface IRunView {
   prompt: string;
   model: string;
   soul: string | null;
+  /** `run.started.agent`: the external agent (issue 36) that answered, else null. */
+  agent: string | null;
   budget: number | null;
   parts: Part[];
   tools: { [callId: string]: IToolCall };
@@ -153,6 +155,7 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
     prompt: '',
     model: '',
     soul: null,
+    agent: null,
     budget: null,
     parts: [],
     tools: {},

@@ -1,4 +1,5 @@
 /** What sending a message starts: a chat run, or a task (the role chain), with its choices. */
+import { chatBody } from './agents';
 import * as api from './api';
 import { IRunEvent } from './events';
 
@@ -7,7 +8,10 @@ export interface ISendChoices {
   readonly mode: 'chat' | 'task';
   /** The session to continue; null: the server starts one. */
   readonly sessionId: string | null;
-  /** The soul, model and notebook chosen ('' or null: the server's default, none). */
+  /**
+   * The soul (or `agent:NAME`, an external agent), model and notebook chosen ('' or null: the
+   * server's default, none).
+   */
   readonly soul: string;
   readonly model: string;
   readonly notebook: string | null;
@@ -33,18 +37,8 @@ export function startRun(
       { onEvent, onInvalid }
     );
   }
-  return api.chat(
-    {
-      // only the new message: the server continues the session's transcript (calls and
-      // results included), DESIGN 9.1
-      messages: [{ role: 'user', content: message }],
-      ...(sessionId ? { session_id: sessionId } : {}),
-      ...(soul ? { soul } : {}),
-      ...(model ? { model } : {}),
-      ...(notebook ? { notebook } : {}),
-      // sent only when there are some: a server without mentions refuses the field
-      ...(notebook && mentions?.length ? { mentions: mentions.map(name => ({ name })) } : {})
-    },
-    { onEvent, onInvalid }
-  );
+  return api.chat(chatBody(message, { sessionId, soul, model, notebook, mentions }), {
+    onEvent,
+    onInvalid
+  });
 }

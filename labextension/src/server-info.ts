@@ -1,5 +1,6 @@
-/** What the server offers the panel: its health, the souls to pick from, the models. */
+/** What the server offers the panel: its health, the souls and agents to pick from, the models. */
 import { ISignal, Signal } from '@lumino/signaling';
+import { IAgent } from './agents';
 import * as api from './api';
 import { describeError, ResolveRequestError } from './request';
 import { IModels, modelsNote } from './status';
@@ -16,6 +17,9 @@ export class ServerInfo {
   healthError: string | null = null;
   souls: ISoul[] = [];
   soulsError: string | null = null;
+  /** The external agents (`GET resolve/api/agents`); [] when none or the server has none. */
+  agents: IAgent[] = [];
+  agentsError: string | null = null;
   /** What `GET resolve/api/models` offered (null: not loaded, or the server lacks it). */
   models: IModels | null = null;
   /** Why the models could not be loaded. */
@@ -39,6 +43,14 @@ export class ServerInfo {
     return named || 'model unknown';
   }
 
+  /** Load everything again, each part on its own. */
+  refreshAll(): void {
+    void this.refreshHealth();
+    void this.refreshSouls();
+    void this.refreshAgents();
+    void this.refreshModels();
+  }
+
   async refreshHealth(): Promise<void> {
     try {
       this.health = await api.health();
@@ -56,6 +68,19 @@ export class ServerInfo {
     } catch (error) {
       this.souls = [];
       this.soulsError = describeError(error, 'Souls');
+    }
+    this._changed.emit();
+  }
+
+  async refreshAgents(): Promise<void> {
+    try {
+      this.agents = await api.agents();
+      this.agentsError = null;
+    } catch (error) {
+      this.agents = [];
+      // a server without external agents (404): none, and nothing to say
+      const none = error instanceof ResolveRequestError && error.status === 404;
+      this.agentsError = none ? null : describeError(error, 'External agents');
     }
     this._changed.emit();
   }

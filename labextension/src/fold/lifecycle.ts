@@ -100,6 +100,7 @@ export const LIFECYCLE_FOLDS: { readonly [T in LifecycleEvent]: Fold } = {
     run.prompt = typeof d.prompt === 'string' ? d.prompt : '';
     run.model = String(d.model ?? '');
     run.soul = d.soul ?? null;
+    run.agent = typeof d.agent === 'string' && d.agent ? d.agent : null;
     run.budget = d.budget?.rounds ?? null;
     run.costBudget = finite(d.budget?.cost);
     run.mentions = d.mentions ?? [];

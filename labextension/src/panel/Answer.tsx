@@ -98,6 +98,14 @@ export function Answer(props: {
   const summary = empty && summaryWithoutShownErrors(empty, errors);
   return (
     <div className="jp-resolve-message jp-resolve-assistant" data-run-id={run.runId}>
+      {run.agent && (
+        <div
+          className="jp-resolve-agent-label"
+          title="An external agent answered: its own tools (shell, network) are outside this server's control"
+        >
+          external agent · <span className="jp-resolve-agent-name">{run.agent}</span>
+        </div>
+      )}
       <Steps run={run} />
       {run.parts.map((part, i) => {
         switch (part.kind) {

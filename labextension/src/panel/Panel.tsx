@@ -16,6 +16,7 @@ import * as React from 'react';
 import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
 import { localSummary } from '../status';
+import { agentPick } from '../agents';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
 import { Status } from './Status';
@@ -136,6 +137,36 @@ function ProviderBadges(props: { readonly model: ChatModel }): JSX.Element {
   );
 }
 
+/** Whether the soul picker's value is one of the souls or agents listed. */
+function picked(model: ChatModel): boolean {
+  const { souls, agents } = model.server;
+  return (
+    souls.some(s => s.name === model.soul) || agents.some(a => agentPick(a.name) === model.soul)
+  );
+}
+
+/** The external agents (issue 36), a group of the soul picker; none: no group. */
+function AgentOptions(props: { readonly model: ChatModel }): JSX.Element | null {
+  const agents = props.model.server.agents;
+  if (!agents.length) {
+    return null;
+  }
+  return (
+    <optgroup label="External agents">
+      {agents.map(a => (
+        <option
+          key={a.name}
+          value={agentPick(a.name)}
+          title={[a.description, a.error].filter(Boolean).join('\n')}
+        >
+          {a.name}
+          {a.state === 'error' ? ' (failed)' : ''}
+        </option>
+      ))}
+    </optgroup>
+  );
+}
+
 function Header(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   return (
@@ -178,7 +209,7 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
             onChange={e => model.setSoul(e.target.value)}
           >
             <option value="">default soul</option>
-            {model.soul && !model.server.souls.some(s => s.name === model.soul) && (
+            {model.soul && !picked(model) && (
               // the settings' default soul, before the list loads or when this server lacks it
               <option value={model.soul}>{model.soul}</option>
             )}
@@ -188,6 +219,7 @@ function Header(props: { readonly model: ChatModel }): JSX.Element {
                 {s.role && s.role !== s.name ? ` (${s.role})` : ''}
               </option>
             ))}
+            <AgentOptions model={model} />
           </select>
         </label>
       </div>
