@@ -39,8 +39,13 @@ class ResolveExtension(ExtensionApp):
     stopped = False
 
     def initialize_settings(self) -> None:
+        from .admin_policy import PolicyError
+
         try:
             self._make_gateway()
+        except PolicyError as exc:  # an administrator's file that cannot be used: fail closed
+            self._disable(str(exc))
+            return
         except (TraitError, ValueError) as exc:  # traitlets' and pydantic's checks of c.Resolve
             self._disable(f"invalid setting: {' '.join(str(exc).split())}")
             return
@@ -67,18 +72,40 @@ class ResolveExtension(ExtensionApp):
         self.log.error("%s", self.disabled, exc_info=exc_info)
 
     def _make_gateway(self) -> None:
+        from .admin_policy import enforce_policy
         from .gateway import Gateway
         from .handlers import internal
         from .notebook.kernels import UserKernels
 
         config = Resolve(parent=self)
+        policy = enforce_policy(config, self.log)  # last: the administrator's locks win
         assert self.serverapp is not None
         root = Path(self.serverapp.root_dir).expanduser().resolve()
         self.gateway = Gateway(config, root_dir=root, log=self.log)
+        self.gateway.policy = policy
         self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
         self.gateway.kernels.server_kernels = self.serverapp.kernel_manager  # scratch on a gateway
         self.gateway.route_internal(internal.internal_routes(self.gateway), internal.log_request)
         self.settings["resolve"] = self.gateway
+        self._start_audit(config)
+
+    def _start_audit(self, config: Resolve) -> None:
+        """Audit events on the server's EventLogger (audit/): runs, approvals, promotions and
+        proposals, sent to whatever ``c.EventLogger.handlers`` names."""
+        from .audit import Audit, server_user
+
+        event_logger = getattr(self.serverapp, "event_logger", None)
+        if event_logger is None or self.gateway is None:
+            return
+        audit = Audit(
+            event_logger,
+            user=server_user(),
+            content=lambda: bool(getattr(config, "audit_content", False)),
+            log=self.log,
+        )
+        self.gateway.runs.admitted = audit.watch
+        self.gateway.on_promoted.append(audit.promoted)
+        self.settings["resolve_audit"] = audit
 
     def initialize_handlers(self) -> None:
         if self.disabled:
@@ -87,9 +114,15 @@ class ResolveExtension(ExtensionApp):
             self.handlers.extend(disabled.routes)
             return
         from .handlers import api, facade
-        from .handlers.lazy import lazy_routes
+        from .handlers.disabled import locked_routes
+        from .handlers.lazy import LAZY_ROUTES, lazy_routes
 
-        handlers: list[tuple[str, Any]] = [
+        handlers: list[tuple[Any, ...]] = []
+        policy = self.gateway.policy if self.gateway is not None else None
+        if policy is not None and policy.feature_off("peer"):  # before the routes they stand for
+            peer = [p for p, _ in LAZY_ROUTES["jupyter_resolve.handlers.peer"]]
+            handlers += locked_routes(peer, policy.off_reason("peer"))
+        handlers += [
             *api.routes,
             *facade.routes,
             *lazy_routes(),  # artifacts, the A2A peer, the MCP server: loaded on first request

@@ -20,6 +20,8 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from ._version import __version__
+from .acp.agents import AcpAgents
+from .admin_policy import AppliedPolicy
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from .contracts.drift import compute_drift, mcp_drift, soul_drift, without_mcp
@@ -52,6 +54,9 @@ class Gateway:
         self.root_dir = root_dir
         # the server's sessions and kernels (set by the extension)
         self.user_kernels: UserKernels | None = None
+        self.policy = AppliedPolicy()  # the administrator's locks (set by the extension)
+        # called with each promotion (the audit's, set by the extension): artifacts/service.py
+        self.on_promoted: list[Callable[[Any, bool], None]] = []
         services = wire(self, config, root_dir=root_dir, log=log)
         self.state_dir = services.state_dir
         self.runtime_token = services.runtime_token
@@ -69,6 +74,7 @@ class Gateway:
         self.transcripts = services.transcripts
         self.tasks = services.tasks
         self.souls: dict[str, Soul] = services.souls
+        self.acp = AcpAgents(config, self)  # external agents (c.Resolve.acp_agents)
         self.internal_port: int | None = None
         self._internal_routes: list[Any] = []
         self._internal_log: Callable[[web.RequestHandler], None] | None = None
@@ -93,6 +99,7 @@ class Gateway:
             sessions_dir=self.state_dir / "sessions",
             config=self.config,
             runs_dir=self.state_dir / "runs",
+            on_promoted=self.on_promoted,
         )
 
     async def _cull_idle_kernels(self) -> None:
@@ -210,7 +217,10 @@ class Gateway:
 
     def start_run(self, request: RunRequest) -> Run:
         """Start a run (runs/start.py): every edge (API, facade, A2A, MCP, tasks,
-        delegation) builds its :class:`RunRequest`."""
+        delegation) builds its :class:`RunRequest`; a chat naming an external agent is that
+        agent's run (acp/runs.py)."""
+        if request.chat.agent is not None:
+            return self.acp.start_run(request)
         return start_run(self, request)
 
     def start_chat(self, request: ChatRequest) -> Run:
@@ -258,6 +268,7 @@ class Gateway:
         drift = self.drift()
         scratch_kernel = self.kernels.describe()
         problems = invalid_entries(self.config.approval_policy, self.tools.names)
+        problems += self.policy.problems
         if scratch_kernel["problem"]:
             problems.append(scratch_kernel["problem"])
         return {
@@ -276,6 +287,8 @@ class Gateway:
             "scratch_kernel": scratch_kernel,
             "allow_remote_images": self.config.allow_remote_images,
             "mcp": self.mcp.describe(),
+            "agents": self.acp.describe(),
+            "locked": self.policy.shown(),
         }
 
     async def stop(self) -> None:
@@ -297,6 +310,7 @@ class Gateway:
             ("runs", self.runs.stop),
             ("scratch kernels", self.kernels.stop),
             ("MCP servers", self.mcp.stop),
+            ("external agents", self.acp.stop),
             ("runtime", self.supervisor.stop),
             ("internal listener", close_internal_listener),
             ("provider's client", self.provider.aclose),

@@ -3,6 +3,7 @@ by the agent's ``artifacts.promote`` trusted tool; nothing is written when a che
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,10 @@ class Artifacts:
         sessions_dir: Path,
         config: Resolve,
         runs_dir: Path | None = None,
+        on_promoted: list[Callable[[ArtifactManifest, bool], None]] | None = None,
     ) -> None:
+        # called with each promotion's manifest and whether it is new (the audit: audit/)
+        self.on_promoted = on_promoted if on_promoted is not None else []
         self.store = store
         self.root_dir = root_dir
         self.sessions_dir = sessions_dir
@@ -101,7 +105,7 @@ class Artifacts:
     def _store(
         self, picked: Picked, request: PromoteRequest, by: str, by_name: str
     ) -> tuple[ArtifactManifest, bool]:
-        return self.store.promote(
+        manifest, created = self.store.promote(
             picked.data,
             picked.media_type,
             picked.source,
@@ -110,6 +114,12 @@ class Artifacts:
             created_by=by,
             created_by_name=by_name,
         )
+        self._promoted(manifest, created)
+        return manifest, created
+
+    def _promoted(self, manifest: ArtifactManifest, created: bool) -> None:
+        for promoted in self.on_promoted:
+            promoted(manifest, created)
 
     def promote_for_agent(
         self, request: ToolCallRequest, *, session_id: str, run_seq: int
@@ -135,6 +145,7 @@ class Artifacts:
             )
         except ResolveError as exc:
             return ToolResult(ok=False, output=f"{TOOL}: {exc.message}")
+        self._promoted(manifest, created)
         state = "promoted" if created else "already promoted"
         return ToolResult(
             ok=True,

@@ -130,6 +130,13 @@ class ResolveHandler(APIHandler):
         gateway: Gateway = self.settings["resolve"]
         return gateway
 
+    def note_decider(self, run_id: str, key: str) -> None:
+        """The current user decides ``key`` (a tool call, a proposal) of ``run_id``: the audit
+        event of the decision names them (audit/logger.py)."""
+        audit = self.settings.get("resolve_audit")
+        if audit is not None:
+            audit.note_decider(run_id, key, self.current_user)
+
     def parse(self, model: type[ModelT]) -> ModelT:
         try:
             raw = loads(self.request.body or b"")

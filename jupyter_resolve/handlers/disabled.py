@@ -1,7 +1,8 @@
 """What the extension serves when it could not set itself up (an invalid ``c.Resolve``
 setting): the server goes on serving, as jupyter_server does for a failing extension, and
 ``/resolve/api/health`` says why; every other ``/resolve/`` route answers 503 with the same
-reason."""
+reason. A feature the administrator's policy switched off answers 403 ``locked`` with its own
+reason (:func:`locked_routes`)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,16 @@ class DisabledHandler(APIHandler):
     """``/resolve/...`` while jupyter-resolve is disabled (Jupyter-authenticated)."""
 
     auth_resource = "resolve"
+    status = 503
+    code = "disabled"
 
     @property
     def reason(self) -> str:
         return cast("str", self.settings.get("resolve_disabled", "jupyter-resolve is disabled"))
 
     def _unavailable(self) -> None:
-        self.set_status(503)
-        self.finish(json.dumps({"error": {"code": "disabled", "message": self.reason}}))
+        self.set_status(self.status)
+        self.finish(json.dumps({"error": {"code": self.code, "message": self.reason}}))
 
     @web.authenticated
     @authorized("read")
@@ -64,6 +67,26 @@ class DisabledHealthHandler(DisabledHandler):
                 }
             )
         )
+
+
+class LockedHandler(DisabledHandler):
+    """A route of a feature the administrator's policy switched off (admin_policy.py)."""
+
+    status = 403
+    code = "locked"
+    locked_reason = "switched off, set by the administrator"
+
+    def initialize(self, reason: str) -> None:
+        self.locked_reason = reason
+
+    @property
+    def reason(self) -> str:
+        return self.locked_reason
+
+
+def locked_routes(patterns: list[str], reason: str) -> list[tuple[str, Any, dict[str, str]]]:
+    """Each of ``patterns`` answered by :class:`LockedHandler` with ``reason``."""
+    return [(pattern, LockedHandler, {"reason": reason}) for pattern in patterns]
 
 
 routes: list[tuple[str, Any]] = [

@@ -53,6 +53,7 @@ class ProposalDecisionHandler(ResolveHandler):
         await self.require("read", "contents")
         await self.require("execute", "kernels")
         body = self.parse(ProposalDecisionRequest)
+        self.note_decider(run_id, proposal_id)
         outcome = await decide_proposal(self.gateway, run_id, proposal_id, body)
         self.answer(outcome.answer())
 

@@ -79,6 +79,7 @@ class RunManager:
         self.index = RunIndex(state_dir / INDEX_FILE, self.runs_dir, log)
         self._protected = protected or set
         self.calls = ToolCalls(config=config, log=log, tools=tools, schema=schema, budget=self)
+        self.admitted: Callable[[Run], object] = lambda run: None  # sees each run start: audit/
 
     def start(
         self,
@@ -114,6 +115,7 @@ class RunManager:
 
     def _admit(self, run: Run, started: dict[str, Any]) -> None:
         self.runs[run.run_id] = run
+        self.admitted(run)  # before the run's first event
         run.emit("run.started", started)
         self.index.put(listing.row_of(run))
 

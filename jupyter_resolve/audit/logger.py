@@ -1,0 +1,77 @@
+"""Audit events through the server's ``EventLogger`` (jupyter_events), the host's own audit
+trail: where they go is ``c.EventLogger.handlers`` (none by default: nothing is recorded).
+
+Runs are watched from their first event (``RunManager.admitted``): each run gets one sink on
+its event stream, the same stream that writes the run log, so every run, whatever started it,
+is seen. Promotions come from the artifact service (``Gateway.on_promoted``). Who decided an
+approval or a proposal is noted by the deciding handler just before the decision, and read
+when the decision's event comes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .records import SCHEMA_FILES, RunTrail, promotion_record
+
+if TYPE_CHECKING:
+    from ..artifacts.records import ArtifactManifest
+    from ..contracts.bodies import Event
+    from ..runs.run import Run
+
+SCHEMAS_DIR = Path(__file__).parent / "schemas"
+NOTED_DECIDERS = 256  # decisions whose decider is remembered until its event comes
+
+
+class Audit:
+    """Emits this project's audit events on ``event_logger``."""
+
+    def __init__(
+        self, event_logger: Any, *, user: str, content: Callable[[], bool], log: logging.Logger
+    ) -> None:
+        self.event_logger = event_logger
+        self.user = user
+        self.content = content  # c.Resolve.audit_content, read when each run starts
+        self.log = log
+        self._deciders: OrderedDict[tuple[str, str], str] = OrderedDict()
+        for name in SCHEMA_FILES.values():
+            event_logger.register_event_schema(SCHEMAS_DIR / name)
+
+    def emit(self, schema_id: str, data: dict[str, Any]) -> None:
+        """One event; a failure is logged, never raised (the run goes on)."""
+        try:
+            self.event_logger.emit(schema_id=schema_id, data=data)
+        except Exception:
+            self.log.exception("jupyter-resolve: the audit event %s failed", schema_id)
+
+    def watch(self, run: Run) -> None:
+        """Audit ``run`` from its first event to ``run.completed``."""
+        trail = RunTrail(run.run_id, self.user, content=self.content())
+
+        def sink(events: list[Event]) -> bool:
+            for event in events:
+                record = trail.take(event.type, event.data, run.text, self._decider)
+                if record is not None:
+                    self.emit(*record)
+            return not run.closed
+
+        run.subscribe(sink)
+
+    def promoted(self, manifest: ArtifactManifest, created: bool) -> None:
+        self.emit(*promotion_record(manifest.to_json(), created, self.user, self.content()))
+
+    def note_decider(self, run_id: str, key: str, user: Any) -> None:
+        """``user`` (the handler's ``current_user``) decides ``key`` (a call or a proposal)."""
+        name = getattr(user, "username", None) or getattr(user, "name", None) or user
+        if not isinstance(name, str) or not name:
+            return
+        self._deciders[(run_id, key)] = name
+        while len(self._deciders) > NOTED_DECIDERS:
+            self._deciders.popitem(last=False)
+
+    def _decider(self, run_id: str, key: str) -> str | None:
+        return self._deciders.pop((run_id, key), None)
