@@ -13,39 +13,22 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
-from .config_models import ModelSettings
-
-DEFAULT_KEY_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "scripted": "",
-    "local": "",
-}
-DEFAULT_MODEL = {
-    "openai": "gpt-4o-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "scripted": "scripted",
-    "local": "local",
-}
-DEFAULT_BASE_URL = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "scripted": "",
-    "local": "",  # the supervised llama.cpp server's, known once it runs
-}
+from .config_hub import HubSettings
+from .config_models import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MODEL, ModelSettings
 
 
-class Resolve(ModelSettings, Configurable):
+class Resolve(ModelSettings, HubSettings, Configurable):
     """Settings of jupyter-resolve (the gateway, its runtime and its providers; the model
     settings are declared in config_models.py)."""
 
     provider = Enum(
-        ["scripted", "openai", "anthropic", "local"],
+        ["scripted", "openai", "anthropic", "local", "hub"],
         default_value="scripted",
         config=True,
         help="Model provider: 'scripted' (offline, deterministic), 'openai' (any "
         "OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio), 'anthropic', "
-        "or 'local' (a GGUF model on a llama.cpp server the gateway runs: c.Resolve.local_model).",
+        "'local' (a GGUF model on a llama.cpp server the gateway runs: c.Resolve.local_model), "
+        "or 'hub' (the organization's hub service holds the keys: c.Resolve.hub_service_url).",
     )
     model = Unicode(
         "", config=True, help="Model name sent to the provider (empty: the provider's default)."

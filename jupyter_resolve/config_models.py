@@ -12,6 +12,29 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, validate
 from traitlets.config import Configurable
 
+# what an empty c.Resolve.api_key_env, model and base_url mean, per provider
+DEFAULT_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "scripted": "",
+    "local": "",
+    "hub": "",  # the server's own hub token goes to the hub service (config_hub.py), no key
+}
+DEFAULT_MODEL = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "scripted": "scripted",
+    "local": "local",
+    "hub": "default",  # the hub service's default model for this user
+}
+DEFAULT_BASE_URL = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "scripted": "",
+    "local": "",  # the supervised llama.cpp server's, known once it runs
+    "hub": "",  # c.Resolve.hub_service_url's
+}
+
 
 class ModelSettings(Configurable):
     """Settings of how the gateway talks to models (part of ``c.Resolve``)."""

@@ -85,6 +85,9 @@ def make_configured_provider(config: Resolve, log: logging.Logger | None = None)
             "max_tokens": config.local_max_tokens,
             "tool_choice": config.local_tool_choice,
         },
+        hub={"url": config.resolved_hub_service_url(), "token": config.hub_api_token()}
+        if config.provider == "hub"
+        else None,
         log=log,
     )
 

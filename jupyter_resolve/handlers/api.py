@@ -136,6 +136,18 @@ class ModelsHandler(ResolveHandler):
         self.answer(await self.gateway.models())
 
 
+class UsageHandler(ResolveHandler):
+    """``GET /resolve/api/usage``: the user's own usage and budgets, from the organization's
+    hub service (``c.Resolve.provider = "hub"``); nulls with any other provider."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        from ..providers.hub import usage_of
+
+        self.answer(await usage_of(self.gateway.provider))
+
+
 class ToolsHandler(ResolveHandler):
     """``GET /resolve/api/tools`` — the tools the agent can see."""
 
@@ -269,4 +281,5 @@ routes: list[tuple[str, Any]] = [
     (r"/resolve/api/tools", ToolsHandler),
     *notebook.routes,
     (r"/resolve/api/models", ModelsHandler),
+    (r"/resolve/api/usage", UsageHandler),
 ]

@@ -8,7 +8,7 @@
     @name describes that variable to the model)
 
     %resolve tools | souls | runs [--before CURSOR] | status | cancel [RUN] | replay RUN
-    %resolve history | forget
+    %resolve history | forget | usage
 
 Consecutive calls continue one session (the server keeps its conversation; its scratch kernel
 keeps its variables). ``--new`` starts a fresh session and asks in it; following calls continue
@@ -39,7 +39,7 @@ from .safe_html import code_span, escape_markdown
 from .view_model import ResolveResult, RunView
 from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
 
-SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget")
+SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget", "usage")
 
 
 def provider_trouble(provider: dict[str, Any]) -> str:
@@ -249,7 +249,7 @@ class ResolveMagics(Magics):
     def _subcommand(self, words: list[str]) -> bool:
         """Run ``words`` as a subcommand; False when they are a prompt instead."""
         name, args = words[0], words[1:]
-        if name in ("tools", "souls", "status", "history", "forget") and args:
+        if name in ("tools", "souls", "status", "history", "forget", "usage") and args:
             return False
         if name == "runs" and not wants_listing(args):
             return False
@@ -345,6 +345,11 @@ class ResolveMagics(Magics):
             return "\n".join(out)
 
         show_markdown(lines(escape_markdown), lines(str))
+
+    def _usage(self, client: ResolveClient) -> None:
+        from .usage import show_usage
+
+        self.namespace["_resolve_usage"] = show_usage(client)
 
     def _history(self, client: ResolveClient) -> None:
         from .history import show_transcript

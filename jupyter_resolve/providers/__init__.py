@@ -32,7 +32,7 @@ __all__ = [
     "make_provider",
 ]
 
-KINDS = ("scripted", "openai", "anthropic", "local")
+KINDS = ("scripted", "openai", "anthropic", "local", "hub")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 _LAZY = {
@@ -47,6 +47,13 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _hub(settings: Mapping[str, Any] | None, model: str, *args: Any) -> Provider:
+    """The hub service's provider (its module loads only for ``kind == "hub"``)."""
+    from .hub import make_hub_provider
+
+    return make_hub_provider(settings or {}, model, *args)
 
 
 def make_provider(
@@ -65,11 +72,12 @@ def make_provider(
     reasoning_effort: str = "",
     families: Mapping[str, Any] | None = None,
     local: Mapping[str, Any] | None = None,
+    hub: Mapping[str, Any] | None = None,
     log: logging.Logger | None = None,
 ) -> Provider:
-    """The provider named by ``kind`` (scripted | openai | anthropic | local); ValueError
+    """The provider named by ``kind`` (scripted | openai | anthropic | local | hub); ValueError
     otherwise. ``local`` holds the local model's settings (model, context, threads, max_tokens,
-    tool_choice).
+    tool_choice); ``hub`` the hub service's URL and this server's hub token (url, token).
 
     An empty ``base_url`` means the vendor's public endpoint; an empty ``model`` means the
     runtime's model (openai, anthropic) or "scripted".
@@ -125,4 +133,6 @@ def make_provider(
             max_tokens=int(settings.get("max_tokens") or 512),
             tool_choice=str(settings.get("tool_choice") or ""),
         )
+    if kind == "hub":
+        return _hub(hub, model, families, timeout, max_retries, stream_usage, reasoning_effort)
     raise ValueError(f"unknown provider {kind!r}: choose one of {', '.join(KINDS)}")

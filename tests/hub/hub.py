@@ -46,9 +46,29 @@ def find_proxy() -> str | None:
     return shutil.which("configurable-http-proxy")
 
 
-def hub_config(workdir: Path, proxy: str, *, token: str, ports: tuple[int, int, int]) -> str:
+@dataclass
+class HubSetup:
+    """What a test module adds to the hub's config: settings (a list setting such as
+    ``JupyterHub.services`` is appended to), raw config lines, the user servers' extra
+    arguments, and the hub process's extra environment."""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    spawner_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def hub_config(
+    workdir: Path,
+    proxy: str,
+    *,
+    token: str,
+    ports: tuple[int, int, int],
+    setup: HubSetup | None = None,
+) -> str:
+    setup = setup or HubSetup()
     public, hub, proxy_api = ports
-    spawner_args = ["--allow-root"]
+    spawner_args = ["--allow-root", *setup.spawner_args]
     packaged = REPO / "jupyter_resolve" / "bin" / "agent-httpd"
     if not packaged.exists():  # a source checkout without the packaged binary
         spawner_args.append(f"--Resolve.runtime_path={runtime_binary()}")
@@ -79,8 +99,11 @@ def hub_config(workdir: Path, proxy: str, *, token: str, ports: tuple[int, int, 
         # POST /users/{name}/server answers at once; the test polls for readiness
         "JupyterHub.tornado_settings": {"slow_spawn_timeout": 0},
     }
-    lines = [f"c.{name} = {value!r}" for name, value in settings.items()]
-    return "\n".join(lines) + "\n"
+    for name, value in setup.settings.items():
+        base = settings.get(name)
+        settings[name] = [*base, *value] if isinstance(base, list) else value
+    lines = ["import os", *(f"c.{name} = {value!r}" for name, value in settings.items())]
+    return "\n".join([*lines, *setup.lines]) + "\n"
 
 
 @dataclass
@@ -227,13 +250,18 @@ def wait_until_ready(hub: Hub, timeout: float = 60) -> None:
 
 
 @contextlib.contextmanager
-def running_hub(workdir: Path, proxy: str) -> Iterator[Hub]:
+def running_hub(
+    workdir: Path,
+    proxy: str,
+    setup: HubSetup | None = None,
+    ports: tuple[int, int, int] | None = None,
+) -> Iterator[Hub]:
     """Start a hub in ``workdir``; on exit stop it and everything it started."""
     token = secrets.token_hex(32)
-    ports = (free_port(), free_port(), free_port())
+    ports = ports or (free_port(), free_port(), free_port())
     (workdir / "home").mkdir(parents=True)
     config = workdir / "jupyterhub_config.py"
-    config.write_text(hub_config(workdir, proxy, token=token, ports=ports))
+    config.write_text(hub_config(workdir, proxy, token=token, ports=ports, setup=setup))
     env = {
         k: v
         for k, v in os.environ.items()
@@ -241,6 +269,7 @@ def running_hub(workdir: Path, proxy: str) -> Iterator[Hub]:
     }
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["CONFIGPROXY_AUTH_TOKEN"] = secrets.token_hex(32)
+    env.update(setup.env if setup else {})
     log = open(workdir / "hub.log", "wb")  # closed in the finally below
     proc = start_process(  # its own session, as the launcher's servers
         [str(VENV_BIN / "jupyterhub"), "-f", str(config)],

@@ -1,0 +1,257 @@
+"""The organization's hub service (issue 37.1, 37.2) behind a real JupyterHub.
+
+The hub runs ``python -m jupyter_resolve.hub`` as a managed service whose environment holds the
+upstream key (a canary string, taken from the hub's own environment as an admin's config
+would); the upstream is the fake OpenAI server, in this process. The two users' servers run
+with ``c.Resolve.provider = "hub"``: they send their own hub tokens to the service. bob is in
+the group ``students``, whose daily budget is 20 tokens (one answer of the fake); alice has no
+limit; ``boss`` is a hub admin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI
+from tests.hub.hub import (
+    USERS,
+    Hub,
+    HubSetup,
+    HubUser,
+    children_of,
+    dumps,
+    find_proxy,
+    running_hub,
+    runtime_pid,
+)
+from tests.hub.test_hub import CHAT, KernelSocket
+from tests.launcher import free_port
+
+PROXY = find_proxy()
+SERVICE = "resolve"
+CANARY = "sk-canary-" + secrets.token_hex(16)
+ADMIN = "boss"
+
+pytestmark = [
+    pytest.mark.skipif(PROXY is None, reason="configurable-http-proxy is not installed"),
+    pytest.mark.timeout(240),
+]
+
+
+class FakeUpstream:
+    """The fake OpenAI server on a loop of its own thread (the hub's service calls it)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.fake = FakeOpenAI("text")
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.fake.start(), self.loop).result(10)
+        return self.fake
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.fake.stop(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def service_setup(workdir: Path, upstream: str, public: int) -> HubSetup:
+    service_dir = workdir / "service"
+    service_dir.mkdir()
+    (service_dir / "jupyter_resolve_hub_config.py").write_text(
+        f"c.ResolveHub.openai_base_url = {upstream!r}\n"
+        f"c.ResolveHub.default_model = {MODEL!r}\n"
+        "c.ResolveHub.group_limits = {'students': {'day_tokens': 20}}\n"
+    )
+    port = free_port()
+    service = {
+        "name": SERVICE,
+        "url": f"http://127.0.0.1:{port}",
+        "command": [sys.executable, "-m", "jupyter_resolve.hub"],
+        "cwd": str(service_dir),
+    }
+    return HubSetup(
+        settings={
+            "JupyterHub.public_url": f"http://127.0.0.1:{public}/",
+            "JupyterHub.services": [service],
+            "JupyterHub.load_roles": [
+                {"name": "user", "scopes": ["self", f"access:services!service={SERVICE}"]},
+                {
+                    "name": "server",
+                    "scopes": [
+                        "users:activity!user",
+                        "access:servers!server",
+                        f"access:services!service={SERVICE}",
+                    ],
+                },
+                {
+                    "name": "resolve-groups",
+                    "scopes": ["read:users:groups", "read:users:name"],
+                    "services": [SERVICE],
+                },
+            ],
+            "JupyterHub.load_groups": {"students": {"users": ["bob"]}},
+            "Authenticator.admin_users": {ADMIN},
+        },
+        # the key comes from the hub's environment, as an admin's config would take it
+        lines=[
+            "c.JupyterHub.services[-1]['environment'] = "
+            "{'OPENAI_API_KEY': os.environ['RESOLVE_UPSTREAM_KEY']}"
+        ],
+        spawner_args=["--Resolve.provider=hub"],
+        env={"RESOLVE_UPSTREAM_KEY": CANARY},
+    )
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[FakeOpenAI]:
+    with FakeUpstream() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory, upstream: FakeOpenAI) -> Iterator[Hub]:
+    assert PROXY is not None
+    workdir = tmp_path_factory.mktemp("hub-service")
+    ports = (free_port(), free_port(), free_port())
+    setup = service_setup(workdir, upstream.base_url, ports[0])
+    with running_hub(workdir, PROXY, setup, ports) as running:
+        running.spawn(USERS)
+        for user in running.users.values():
+            runtime_pid(running, user)  # stopped at the end even if its server is gone
+        yield running
+
+
+@pytest.fixture(scope="module")
+def admin_token(hub: Hub) -> str:
+    made = hub.api("POST", f"users/{ADMIN}/tokens", {"note": "resolve hub admin test"})
+    assert made.status_code == 201, made.text
+    return str(made.json()["token"])
+
+
+def chat(hub: Hub, user: HubUser) -> list[Any]:
+    status, events, rest = hub.stream(f"{user.prefix}resolve/api/chat", CHAT, headers=user.auth)
+    assert status == 200, rest
+    assert events and events[-1].event == "run.completed", dumps(events) + rest
+    return events
+
+
+def service_get(hub: Hub, path: str, token: str) -> httpx.Response:
+    with hub.client() as client:
+        return client.get(
+            f"/services/{SERVICE}/{path}", headers={"Authorization": f"token {token}"}
+        )
+
+
+def environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""  # gone since it was listed
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_chats_go_through_the_service_with_the_organizations_key(
+    hub: Hub, upstream: FakeOpenAI
+) -> None:
+    events = chat(hub, hub.users["alice"])
+    text = "".join(e.data["text"] for e in events if e.event == "text.delta")
+    assert text == TEXT, dumps(events)
+    assert events[0].data["model"] == "default"
+    sent = upstream.requests[-1]
+    assert sent.headers.get("authorization") == f"Bearer {CANARY}"
+    assert sent.body["model"] == MODEL  # the service's default model for the user
+    assert sent.body["stream_options"] == {"include_usage": True}
+
+
+def test_no_users_server_or_kernel_holds_the_key(hub: Hub) -> None:
+    user = hub.users["alice"]
+    chat(hub, user)  # a scratch kernel runs too
+    with hub.client() as client:
+        started = client.post(f"{user.prefix}api/kernels", json={}, headers=user.auth)
+        assert started.status_code == 201, started.text
+        kernel_id = started.json()["id"]
+        kernel = KernelSocket(hub, user, kernel_id)
+        try:
+            status, out = kernel.execute(
+                "import os\nprint('LEAK' if any('sk-canary-' in v for v in os.environ.values()) "
+                "else 'CLEAN', os.environ.get('JUPYTERHUB_API_TOKEN') is not None)"
+            )
+            assert status == "ok" and "CLEAN" in out, out
+            processes = children_of(hub.server_pids)
+            assert len(processes) >= 4, processes  # servers, runtimes, kernels
+            for pid in processes:
+                assert CANARY.encode() not in environ(pid), (pid, cmdline(pid))
+        finally:
+            kernel.close()
+            client.delete(f"{user.prefix}api/kernels/{kernel_id}", headers=user.auth)
+    # the canary is where it belongs: the service's environment (so this test can see it)
+    service = [p for p in children_of([hub.proc.pid]) if "jupyter_resolve.hub" in cmdline(p)]
+    assert service and CANARY.encode() in environ(service[0])
+
+
+def test_a_user_stops_at_their_budget_and_the_other_goes_on(hub: Hub) -> None:
+    bob, alice = hub.users["bob"], hub.users["alice"]
+    first = chat(hub, bob)
+    assert first[-1].data["reason"] == "stop", dumps(first)
+    refused = chat(hub, bob)
+    errors = [e.data for e in refused if e.event == "run.error"]
+    assert errors, dumps(refused)
+    message = errors[0]["message"]
+    assert "day_tokens" in message and "20 tokens" in message, message
+    assert "resets at 20" in message and "T00:00:00Z" in message, message
+    assert refused[-1].data["reason"] == "error"
+    again = chat(hub, alice)
+    assert again[-1].data["reason"] == "stop", dumps(again)
+    with hub.client() as client:
+        usage = client.get(f"{bob.prefix}resolve/api/usage", headers=bob.auth)
+    assert usage.status_code == 200, usage.text
+    body = usage.json()
+    assert body["provider"] == "hub" and body["user"] == "bob"
+    assert body["day"]["tokens"] == 20 and body["day"]["limit_tokens"] == 20
+    assert body["month"]["tokens"] == 20 and body["month"]["limit_tokens"] is None
+    assert set(body["day"]) == {"tokens", "cost", "limit_tokens", "limit_cost", "resets_at"}
+
+
+def test_a_user_reads_only_their_own_usage(hub: Hub) -> None:
+    alice = hub.users["alice"]
+    own = service_get(hub, "usage", alice.token)
+    assert own.status_code == 200 and own.json()["user"] == "alice", own.text
+    other = service_get(hub, "usage?user=bob", alice.token)
+    assert other.status_code == 403, other.text
+    assert "bob" not in other.text
+    everyone = service_get(hub, "admin/usage", alice.token)
+    assert everyone.status_code == 403, everyone.text
+    nobody = service_get(hub, "usage", "not-a-token")
+    assert nobody.status_code in (401, 403), nobody.text
+
+
+def test_the_admin_sees_everyones_usage(hub: Hub, admin_token: str) -> None:
+    chat(hub, hub.users["alice"])  # whatever ran before, both have used some now
+    answer = service_get(hub, "admin/usage", admin_token)
+    assert answer.status_code == 200, answer.text
+    rows = {row["user"]: row for row in answer.json()["users"]}
+    assert {"alice", "bob"} <= set(rows), rows
+    assert rows["alice"]["day"]["tokens"] >= 20 and rows["alice"]["day"]["limit_tokens"] is None
+    assert rows["bob"]["day"]["limit_tokens"] == 20
+    page = service_get(hub, "admin", admin_token)
+    assert page.status_code == 200 and "<td>alice</td>" in page.text
+    bob = service_get(hub, "usage?user=bob", admin_token)
+    assert bob.status_code == 200 and bob.json()["user"] == "bob"
