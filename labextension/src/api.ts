@@ -1,6 +1,7 @@
 /** Typed calls of the `resolve/api/*` endpoints (DESIGN 3.5), all through request.ts. */
 import { IAgent, IChatRequest, validateAgents } from './agents';
 import { IProposedCell } from './events';
+import { IUsage, validateUsage } from './hub';
 import {
   IMcpToken,
   ISessionRow,
@@ -213,6 +214,11 @@ export async function models(): Promise<IModels> {
 /** `GET resolve/api/agents`: the external agents (issue 36). */
 export async function agents(): Promise<IAgent[]> {
   return validateAgents(await requestJSON('agents'));
+}
+
+/** `GET resolve/api/usage`: this person's usage and budgets (issue 37). */
+export async function usage(): Promise<IUsage> {
+  return validateUsage(await requestJSON('usage'));
 }
 
 /** `GET resolve/api/souls`. */

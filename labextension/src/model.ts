@@ -8,6 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import * as api from './api';
 import { Decisions } from './decisions';
 import { IInstructionFile, IRunEvent } from './events';
+import { lockedTitle } from './hub';
 import { describeError, ResolveRequestError } from './request';
 import { applyEvent, emptyRun } from './run';
 import { startRun } from './send';
@@ -84,9 +85,11 @@ export class ChatModel {
     return this._streaming;
   }
 
-  /** The model picked for the next run ('' : the server's default; remembered in IStateDB). */
+  /** The next run's model ('' : the server's default; always that while `model` is locked). */
   get model(): string {
-    return pickedModel(this.server.models, this._state.model);
+    return lockedTitle(this.server.health?.locked, 'model') !== null
+      ? ''
+      : pickedModel(this.server.models, this._state.model);
   }
 
   /** Pick the model of the next runs ('' : the server's default). */
@@ -316,8 +319,7 @@ export class ChatModel {
   }
 
   dismiss(): void {
-    this.error = null;
-    this.notice = null;
+    this.error = this.notice = null;
     this._emit();
   }
 

@@ -213,7 +213,10 @@ export function byteSize(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} bytes` : `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+  if (unit === 0) {
+    return `${value} bytes`;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
 /** The header's words for a local model, e.g. "qwen.gguf · 469 MB · 8,192 tokens · ready". */

@@ -4,6 +4,7 @@
  * The run events are checked in events.ts.
  */
 import { ILocalModel, IMcpServer, validateLocal, validateMcp } from './status';
+import { Locked, validateLocked } from './hub';
 import { isObject, ShapeError } from './shapes';
 
 export { ShapeError } from './shapes';
@@ -89,6 +90,8 @@ export interface IHealth {
   readonly mcp: IMcpServer[];
   /** The local model server (`provider.local`), when the provider is `local`. */
   readonly local: ILocalModel | null;
+  /** The settings the administrator's policy locks (`locked`, issue 37); {} when none. */
+  readonly locked: Locked;
 }
 
 const SANDBOX_LABELS: { readonly [kind in ISandbox['kind']]: string } = {
@@ -135,7 +138,8 @@ export function validateHealth(body: unknown): IHealth {
     allowRemoteImages: body.allow_remote_images === true,
     sandbox: validateSandbox(body.sandbox),
     mcp: validateMcp(body.mcp),
-    local: validateLocal(provider)
+    local: validateLocal(provider),
+    locked: validateLocked(body.locked)
   };
 }
 

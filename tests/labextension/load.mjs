@@ -22,6 +22,7 @@ export const throttle = require(built + 'throttle.js');
 export const plain = require(built + 'plain.js');
 export const listings = require(built + 'listings.js');
 export const agents = require(built + 'agents.js');
+export const hub = require(built + 'hub.js');
 export const watch = require(built + 'watch.js');
 export const completionContext = require(built + 'completion/context.js');
 export const completionSettings = require(built + 'completion/settings.js');

@@ -101,7 +101,10 @@ export function Answer(props: {
       {run.agent && (
         <div
           className="jp-resolve-agent-label"
-          title="An external agent answered: its own tools (shell, network) are outside this server's control"
+          title={
+            'An external agent answered: its own tools (shell, network) are outside ' +
+            "this server's control"
+          }
         >
           external agent · <span className="jp-resolve-agent-name">{run.agent}</span>
         </div>

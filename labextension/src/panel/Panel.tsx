@@ -17,6 +17,7 @@ import { RemoteMediaSanitizer } from '../media';
 import { ChatModel } from '../model';
 import { localSummary } from '../status';
 import { agentPick } from '../agents';
+import { lockedTitle } from '../hub';
 import { Chat } from './Chat';
 import { Artifacts, Runs, Sessions } from './Lists';
 import { Status } from './Status';
@@ -55,13 +56,15 @@ function ModelPicker(props: { readonly model: ChatModel }): JSX.Element | null {
   if (!others.length && !picked) {
     return null; // nothing to pick between (the scripted model, a one-model server)
   }
+  const locked = lockedTitle(model.server.health?.locked, 'model');
   return (
     <label className="jp-resolve-model-picker">
       <span className="jp-resolve-sr">Model</span>
       <select
         value={picked}
         aria-label="Model"
-        title={model.server.modelsNote ?? 'The model the next answer uses'}
+        disabled={locked !== null}
+        title={locked ?? model.server.modelsNote ?? 'The model the next answer uses'}
         onChange={e => model.setModel(e.target.value)}
       >
         <option value="">

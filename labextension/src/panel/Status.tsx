@@ -7,6 +7,9 @@ import * as React from 'react';
 import { ChatModel } from '../model';
 import { McpTokens } from './McpTokens';
 import { providerState } from '../plain';
+import * as api from '../api';
+import { IUsage, usageLines } from '../hub';
+import { describeError, ResolveRequestError } from '../request';
 import { byteSize, ILocalModel, IMcpServer, mcpSummary } from '../status';
 
 function McpRow(props: { readonly server: IMcpServer }): JSX.Element {
@@ -87,15 +90,66 @@ function LocalRow(props: { readonly local: ILocalModel }): JSX.Element {
   );
 }
 
+/**
+ * This person's usage and budgets (`GET resolve/api/usage`, issue 37): nothing when the server
+ * keeps none (`day` null, or no such endpoint).
+ */
+function Usage(props: { readonly generation: number }): JSX.Element | null {
+  const [usage, setUsage] = React.useState<IUsage | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  React.useEffect(() => {
+    let live = true;
+    const show = (u: IUsage | null, e: string | null) => {
+      if (live) {
+        setUsage(u);
+        setError(e);
+      }
+    };
+    api.usage().then(
+      u => show(u, null),
+      // a server without the endpoint keeps no usage: nothing to show
+      e => {
+        const none = e instanceof ResolveRequestError && e.status === 404;
+        show(null, none ? null : describeError(e, 'Usage'));
+      }
+    );
+    return () => {
+      live = false;
+    };
+  }, [props.generation]);
+  const lines = usageLines(usage);
+  if (!lines.length && !error) {
+    return null;
+  }
+  return (
+    <section className="jp-resolve-usage-section" aria-label="Your usage">
+      <h3 className="jp-resolve-status-heading">
+        Your usage{usage?.user ? ` (${usage.user})` : ''}
+      </h3>
+      {error && <div className="jp-resolve-error">{error}</div>}
+      {lines.map(line => (
+        <div key={line} className="jp-resolve-row-meta jp-resolve-usage-line">
+          {line}
+        </div>
+      ))}
+    </section>
+  );
+}
+
 export function Status(props: { readonly model: ChatModel }): JSX.Element {
   const { model } = props;
   const health = model.server.health;
   // servers start, fail and restart with the calls: the view asks again each time it opens
   React.useEffect(() => void model.server.refreshHealth(), []);
+  const [generation, setGeneration] = React.useState(0);
+  const refresh = () => {
+    void model.server.refreshHealth();
+    setGeneration(g => g + 1);
+  };
   return (
     <div className="jp-resolve-list jp-resolve-status">
       <div className="jp-resolve-list-actions">
-        <button className="jp-mod-styled" onClick={() => void model.server.refreshHealth()}>
+        <button className="jp-mod-styled" onClick={refresh}>
           Refresh
         </button>
         {health && (
@@ -107,6 +161,7 @@ export function Status(props: { readonly model: ChatModel }): JSX.Element {
       </div>
       {health && <ProviderRow model={model} />}
       {health?.local && <LocalRow local={health.local} />}
+      <Usage generation={generation} />
       {model.server.healthError && (
         <div className="jp-resolve-error">{model.server.healthError}</div>
       )}
