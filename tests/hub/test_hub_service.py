@@ -11,6 +11,8 @@ limit; ``boss`` is a hub admin.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import secrets
 import sys
 import threading
@@ -21,6 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fakes.anthropic_server import TEXT as ANTHROPIC_TEXT
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI
 from tests.hub.hub import (
     USERS,
@@ -47,30 +51,35 @@ pytestmark = [
 ]
 
 
-class FakeUpstream:
-    """The fake OpenAI server on a loop of its own thread (the hub's service calls it)."""
+class FakeUpstreams:
+    """The fake OpenAI and Anthropic servers on a loop of their own thread (the hub's service
+    calls them)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.fake = FakeOpenAI("text")
+        self.openai = FakeOpenAI("text")
+        self.anthropic = FakeAnthropic("text")
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> FakeUpstreams:
         self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.fake.start(), self.loop).result(10)
-        return self.fake
+        for fake in (self.openai, self.anthropic):
+            asyncio.run_coroutine_threadsafe(fake.start(), self.loop).result(10)
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.fake.stop(), self.loop).result(10)
+        for fake in (self.openai, self.anthropic):
+            asyncio.run_coroutine_threadsafe(fake.stop(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 
 
-def service_setup(workdir: Path, upstream: str, public: int) -> HubSetup:
+def service_setup(workdir: Path, upstreams: FakeUpstreams, public: int) -> HubSetup:
     service_dir = workdir / "service"
     service_dir.mkdir()
     (service_dir / "jupyter_resolve_hub_config.py").write_text(
-        f"c.ResolveHub.openai_base_url = {upstream!r}\n"
+        f"c.ResolveHub.openai_base_url = {upstreams.openai.base_url!r}\n"
+        f"c.ResolveHub.anthropic_base_url = {upstreams.anthropic.base_url!r}\n"
         f"c.ResolveHub.default_model = {MODEL!r}\n"
         "c.ResolveHub.group_limits = {'students': {'day_tokens': 20}}\n"
     )
@@ -107,7 +116,8 @@ def service_setup(workdir: Path, upstream: str, public: int) -> HubSetup:
         # the key comes from the hub's environment, as an admin's config would take it
         lines=[
             "c.JupyterHub.services[-1]['environment'] = "
-            "{'OPENAI_API_KEY': os.environ['RESOLVE_UPSTREAM_KEY']}"
+            "{'OPENAI_API_KEY': os.environ['RESOLVE_UPSTREAM_KEY'], "
+            "'ANTHROPIC_API_KEY': os.environ['RESOLVE_UPSTREAM_KEY']}"
         ],
         spawner_args=["--Resolve.provider=hub"],
         env={"RESOLVE_UPSTREAM_KEY": CANARY},
@@ -115,17 +125,17 @@ def service_setup(workdir: Path, upstream: str, public: int) -> HubSetup:
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[FakeOpenAI]:
-    with FakeUpstream() as fake:
-        yield fake
+def upstreams() -> Iterator[FakeUpstreams]:
+    with FakeUpstreams() as fakes:
+        yield fakes
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory, upstream: FakeOpenAI) -> Iterator[Hub]:
+def hub(tmp_path_factory: pytest.TempPathFactory, upstreams: FakeUpstreams) -> Iterator[Hub]:
     assert PROXY is not None
     workdir = tmp_path_factory.mktemp("hub-service")
     ports = (free_port(), free_port(), free_port())
-    setup = service_setup(workdir, upstream.base_url, ports[0])
+    setup = service_setup(workdir, upstreams, ports[0])
     with running_hub(workdir, PROXY, setup, ports) as running:
         running.spawn(USERS)
         for user in running.users.values():
@@ -145,6 +155,21 @@ def chat(hub: Hub, user: HubUser) -> list[Any]:
     assert status == 200, rest
     assert events and events[-1].event == "run.completed", dumps(events) + rest
     return events
+
+
+@contextlib.contextmanager
+def kernel_of(hub: Hub, user: HubUser) -> Iterator[KernelSocket]:
+    """A new kernel of the user's server, shut down at the end."""
+    with hub.client() as client:
+        started = client.post(f"{user.prefix}api/kernels", json={}, headers=user.auth)
+        assert started.status_code == 201, started.text
+        kernel_id = started.json()["id"]
+        kernel = KernelSocket(hub, user, kernel_id)
+        try:
+            yield kernel
+        finally:
+            kernel.close()
+            client.delete(f"{user.prefix}api/kernels/{kernel_id}", headers=user.auth)
 
 
 def service_get(hub: Hub, path: str, token: str) -> httpx.Response:
@@ -169,13 +194,13 @@ def cmdline(pid: int) -> str:
 
 
 def test_chats_go_through_the_service_with_the_organizations_key(
-    hub: Hub, upstream: FakeOpenAI
+    hub: Hub, upstreams: FakeUpstreams
 ) -> None:
     events = chat(hub, hub.users["alice"])
     text = "".join(e.data["text"] for e in events if e.event == "text.delta")
     assert text == TEXT, dumps(events)
     assert events[0].data["model"] == "default"
-    sent = upstream.requests[-1]
+    sent = upstreams.openai.requests[-1]
     assert sent.headers.get("authorization") == f"Bearer {CANARY}"
     assert sent.body["model"] == MODEL  # the service's default model for the user
     assert sent.body["stream_options"] == {"include_usage": True}
@@ -184,24 +209,16 @@ def test_chats_go_through_the_service_with_the_organizations_key(
 def test_no_users_server_or_kernel_holds_the_key(hub: Hub) -> None:
     user = hub.users["alice"]
     chat(hub, user)  # a scratch kernel runs too
-    with hub.client() as client:
-        started = client.post(f"{user.prefix}api/kernels", json={}, headers=user.auth)
-        assert started.status_code == 201, started.text
-        kernel_id = started.json()["id"]
-        kernel = KernelSocket(hub, user, kernel_id)
-        try:
-            status, out = kernel.execute(
-                "import os\nprint('LEAK' if any('sk-canary-' in v for v in os.environ.values()) "
-                "else 'CLEAN', os.environ.get('JUPYTERHUB_API_TOKEN') is not None)"
-            )
-            assert status == "ok" and "CLEAN" in out, out
-            processes = children_of(hub.server_pids)
-            assert len(processes) >= 4, processes  # servers, runtimes, kernels
-            for pid in processes:
-                assert CANARY.encode() not in environ(pid), (pid, cmdline(pid))
-        finally:
-            kernel.close()
-            client.delete(f"{user.prefix}api/kernels/{kernel_id}", headers=user.auth)
+    with kernel_of(hub, user) as kernel:
+        status, out = kernel.execute(
+            "import os\nprint('LEAK' if any('sk-canary-' in v for v in os.environ.values()) "
+            "else 'CLEAN')"
+        )
+        assert status == "ok" and "CLEAN" in out, out
+        processes = children_of(hub.server_pids)
+        assert len(processes) >= 4, processes  # servers, runtimes, kernels
+        for pid in processes:
+            assert CANARY.encode() not in environ(pid), (pid, cmdline(pid))
     # the canary is where it belongs: the service's environment (so this test can see it)
     service = [p for p in children_of([hub.proc.pid]) if "jupyter_resolve.hub" in cmdline(p)]
     assert service and CANARY.encode() in environ(service[0])
@@ -255,3 +272,53 @@ def test_the_admin_sees_everyones_usage(hub: Hub, admin_token: str) -> None:
     assert page.status_code == 200 and "<td>alice</td>" in page.text
     bob = service_get(hub, "usage?user=bob", admin_token)
     assert bob.status_code == 200 and bob.json()["user"] == "bob"
+
+
+def anthropic_text(raw: bytes) -> str:
+    """The text of an Anthropic stream's text deltas."""
+    pieces = []
+    for line in raw.decode().splitlines():
+        if line.startswith("data: "):
+            obj = json.loads(line[6:])
+            if obj.get("type") == "content_block_delta" and obj["delta"]["type"] == "text_delta":
+                pieces.append(obj["delta"]["text"])
+    return "".join(pieces)
+
+
+def test_anthropic_messages_stream_through_the_service(hub: Hub, upstreams: FakeUpstreams) -> None:
+    alice, bob = hub.users["alice"], hub.users["bob"]
+    before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    body = {
+        "model": "claude-fake",
+        "max_tokens": 64,
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    path = f"/services/{SERVICE}/v1/messages"
+    headers = {"anthropic-version": "2023-06-01"}
+    with hub.client() as client:
+        with client.stream("POST", path, json=body, headers={**headers, **alice.auth}) as answer:
+            assert answer.status_code == 200, answer.read()
+            assert answer.headers["content-type"].startswith("text/event-stream")
+            raw = b"".join(answer.iter_bytes())
+        refused = client.post(path, json=body, headers={**headers, **bob.auth})
+    assert anthropic_text(raw) == ANTHROPIC_TEXT
+    assert b"event: message_stop" in raw
+    assert upstreams.anthropic.requests[-1].headers.get("x-api-key") == CANARY
+    after = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    assert after - before == 25 + 12  # the fake's input and output tokens
+    assert refused.status_code == 429, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "budget_exceeded" and error["limit"] == "day_tokens"
+    assert error["resets_at"].endswith("T00:00:00Z")
+    assert int(refused.headers["retry-after"]) > 0
+
+
+def test_resolve_usage_in_a_users_kernel(hub: Hub) -> None:
+    with kernel_of(hub, hub.users["alice"]) as kernel:
+        status, out = kernel.execute(
+            "%load_ext jupyter_resolve\n%resolve usage\n"
+            "print('USER', _resolve_usage['user'], _resolve_usage['day']['tokens'] > 0)"
+        )
+    assert status == "ok", out
+    assert "Usage of alice" in out and "USER alice True" in out, out

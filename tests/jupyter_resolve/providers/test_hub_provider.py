@@ -1,0 +1,97 @@
+"""c.Resolve.provider = "hub": the user's hub token to the hub service; its refusals in its
+own words. Against a fake service over loopback (the real one: tests/hub/test_hub_service.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_resolve.contracts.errors import ProviderError
+from jupyter_resolve.providers import ScriptedProvider, make_provider
+from jupyter_resolve.providers.hub import HubProvider, usage_of
+from tests.fakes import streams
+from tests.fakes._server import Reply, json_reply
+from tests.fakes.openai_server import FakeOpenAI
+
+TOKEN = "hub-token-of-alice-0123456789"
+BODY: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
+OVER = {
+    "error": {
+        "code": "budget_exceeded",
+        "type": "budget_exceeded",
+        "message": "alice has used 20 tokens of the daily limit of 20 tokens (day_tokens) on "
+        "this hub; it resets at 2026-12-02T00:00:00Z",
+        "limit": "day_tokens",
+        "limit_value": 20,
+        "resets_at": "2026-12-02T00:00:00Z",
+    }
+}
+
+
+class FakeService(FakeOpenAI):
+    """The hub service's routes, under /services/resolve/."""
+
+    prefix = "/services/resolve/v1"
+
+
+def hub_provider(fake: FakeOpenAI, **kw: Any) -> HubProvider:
+    url = fake.base_url.removesuffix("v1")
+    provider = make_provider(
+        "hub",
+        model="default",
+        base_url="",
+        api_key=None,
+        api_key_env="",
+        script=None,
+        stream_usage=True,
+        timeout=5.0,
+        max_retries=3,
+        hub={"url": url, "token": TOKEN},
+    )
+    assert isinstance(provider, HubProvider)
+    return provider
+
+
+async def test_the_users_hub_token_goes_to_the_service() -> None:
+    async with FakeService("text") as fake:
+        provider = hub_provider(fake)
+        chunks = await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert streams.text(chunks)
+    (request,) = fake.requests
+    assert request.path == "/services/resolve/v1/chat/completions"
+    assert request.headers["authorization"] == f"token {TOKEN}"
+    assert request.body["model"] == "default"  # the service picks the user's default
+    assert provider.describe()["name"] == "hub"
+    assert TOKEN not in str(provider.describe())
+
+
+async def test_over_budget_is_one_clear_error_not_retried() -> None:
+    async with FakeService(reply_to=lambda _: json_reply(429, OVER)) as fake:
+        provider = hub_provider(fake)
+        with pytest.raises(ProviderError) as caught:
+            await streams.collect(provider, BODY)
+        await provider.aclose()
+    error = caught.value
+    assert len(fake.requests) == 1  # waiting does not help a budget
+    assert error.status == 429 and error.code == "hub_budget_exceeded"
+    assert "day_tokens" in error.message and "2026-12-02T00:00:00Z" in error.message
+    assert "larger budget" in error.hint
+
+
+async def test_usage_from_the_service_and_nulls_for_other_providers() -> None:
+    usage = {"user": "alice", "day": {"tokens": 3}, "month": {"tokens": 5}}
+
+    def answer(request: Any) -> Reply:
+        assert request.headers["authorization"] == f"token {TOKEN}"
+        return json_reply(200, usage)
+
+    async with FakeService(reply_to=answer) as fake:
+        provider = hub_provider(fake)
+        got = await usage_of(provider)
+        await provider.aclose()
+    assert got == {"provider": "hub", **usage}
+    assert fake.requests[0].path == "/services/resolve/usage"
+    scripted = await usage_of(ScriptedProvider(None))
+    assert scripted == {"provider": "scripted", "user": None, "day": None, "month": None}
