@@ -130,6 +130,22 @@ class UpstreamUnreachable(Exception):
     """The upstream could not be reached or broke off; the message is safe to show."""
 
 
+async def refused_key(
+    upstream: Upstream, response: httpx.Response, start: Starter, write: Writer
+) -> None:
+    """The upstream refused the service's key: the user cannot fix that, the admin can (a
+    401 passed through would read as the user's token being refused)."""
+    said = upstream.redact((await response.aread()).decode("utf-8", "replace"))[:300]
+    message = (
+        f"the upstream at {upstream.url()} refused the hub service's key "
+        f"({response.status_code}: {' '.join(said.split())}); the hub's administrator must "
+        f"check the key in the service's environment"
+    )
+    body = {"error": {"code": "upstream_refused_key", "message": message}}
+    start(502, "application/json")
+    await write(json.dumps(body).encode())
+
+
 async def relay(
     client: httpx.AsyncClient,
     upstream: Upstream,
@@ -151,6 +167,9 @@ async def relay(
         why = upstream.redact(str(exc)) or type(exc).__name__
         raise UpstreamUnreachable(f"cannot reach the upstream at {upstream.url()}: {why}") from exc
     try:
+        if response.status_code in (401, 403):
+            await refused_key(upstream, response, start, write)
+            return 502
         content_type = response.headers.get("content-type", "application/json")
         streamed = response.status_code < 400 and "text/event-stream" in content_type
         start(response.status_code, content_type)

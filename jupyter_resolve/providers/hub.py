@@ -19,7 +19,11 @@ from ..contracts.errors import ProviderError
 from ._http import provider_message
 from .openai import OpenAIProvider
 
-SERVICE_CODES = ("budget_exceeded", "model_not_allowed")
+HINTS = {  # the service's own refusals: what the person can do about each
+    "budget_exceeded": "ask the hub's administrator for a larger budget, or wait until it resets",
+    "model_not_allowed": "pick one of the allowed models (c.Resolve.model)",
+    "upstream_refused_key": "tell the hub's administrator",
+}
 
 
 def service_error(raw: bytes) -> dict[str, Any] | None:
@@ -29,7 +33,7 @@ def service_error(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and error.get("code") in SERVICE_CODES:
+    if isinstance(error, dict) and error.get("code") in HINTS:
         return error
     return None
 
@@ -68,13 +72,9 @@ class HubProvider(OpenAIProvider):
         if error is None:
             return super()._status_error(url, status, raw, headers)
         said = self._redact(provider_message(raw))
-        code = "hub_" + str(error["code"])
-        hint = (
-            "ask the hub's administrator for a larger budget, or wait until it resets"
-            if code == "hub_budget_exceeded"
-            else "pick one of the allowed models (c.Resolve.model)"
-        )
-        return ProviderError(said, status=status, code=code, hint=hint, detail=said)
+        code = str(error["code"])
+        hint = HINTS[code]
+        return ProviderError(said, status=status, code=f"hub_{code}", hint=hint, detail=said)
 
     async def usage(self) -> dict[str, Any]:
         """The user's own usage, from the service's ``GET usage``."""

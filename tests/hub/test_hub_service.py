@@ -25,7 +25,7 @@ import pytest
 
 from tests.fakes.anthropic_server import TEXT as ANTHROPIC_TEXT
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI
+from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI, error
 from tests.hub.hub import (
     USERS,
     Hub,
@@ -322,3 +322,18 @@ def test_resolve_usage_in_a_users_kernel(hub: Hub) -> None:
         )
     assert status == "ok", out
     assert "Usage of alice" in out and "USER alice True" in out, out
+
+
+def test_an_upstream_refusing_the_key_is_the_admins_problem_said_so(
+    hub: Hub, upstreams: FakeUpstreams
+) -> None:
+    refusal = error(401, "Incorrect API key provided: sk-canary-…", "invalid_request_error")
+    upstreams.openai.reply_to = lambda _: refusal
+    try:
+        events = chat(hub, hub.users["alice"])
+    finally:
+        upstreams.openai.reply_to = None
+    errors = [e.data["message"] for e in events if e.event == "run.error"]
+    assert errors and "refused the hub service's key" in errors[0], dumps(events)
+    assert "administrator" in errors[0]
+    assert CANARY not in errors[0]
