@@ -13,13 +13,14 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
+from .config_agents import AgentSettings
 from .config_hub import HubSettings
 from .config_models import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MODEL, ModelSettings
 
 
-class Resolve(ModelSettings, HubSettings, Configurable):
+class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
     """Settings of jupyter-resolve (the gateway, its runtime and its providers; the model
-    settings are declared in config_models.py)."""
+    settings are declared in config_models.py, the external agents' in config_agents.py)."""
 
     provider = Enum(
         ["scripted", "openai", "anthropic", "local", "hub"],

@@ -21,6 +21,7 @@ from tornado.netutil import bind_sockets
 
 from ._version import __version__
 from .acp.agents import AcpAgents
+from .acp.runs import start_agent_run
 from .admin_policy import AppliedPolicy
 from .config import Resolve
 from .contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
@@ -220,7 +221,7 @@ class Gateway:
         delegation) builds its :class:`RunRequest`; a chat naming an external agent is that
         agent's run (acp/runs.py)."""
         if request.chat.agent is not None:
-            return self.acp.start_run(request)
+            return start_agent_run(self, self.acp.get(request.chat.agent), request)
         return start_run(self, request)
 
     def start_chat(self, request: ChatRequest) -> Run:

@@ -7,10 +7,11 @@ gateway → runtime: :class:`ToolResult`; gateway → client: :class:`Event`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from .acp_agents import AGENT_NAME
 from .ids import Id
 from .notebook import MAX_MENTIONS, Mention
 from .pathargs import PathArg
@@ -74,6 +75,8 @@ class ChatRequest(BaseModel):
     notebook: PathArg | None = None
     # @name: variables of the notebook's kernel described for the model (DESIGN 9.2)
     mentions: list[Mention] = Field(default_factory=list, max_length=MAX_MENTIONS)
+    # an external agent (c.Resolve.acp_agents) drives the run instead of the gateway's model
+    agent: Annotated[str, StringConstraints(pattern=AGENT_NAME)] | None = None
 
 
 class Budget(BaseModel):

@@ -7,7 +7,8 @@ not sent back; a turn's signed thinking blocks (logged on its first ``tool.reque
 the assistant message's ``thinking_blocks``: Anthropic requires them on a tool-use turn. A run
 that did not end ``stop`` gives what it has, every call with its result: a call whose result
 never came gets a short one saying so (providers reject an orphaned call). A run with no
-assistant message at all gets a one-line note, so user and assistant alternate.
+assistant message at all gets a one-line note, so user and assistant alternate. An external
+agent's run (``run.started.agent``) gives its prompt and its text: its calls were its own.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
     if not isinstance(prompt, str) or not prompt:
         return []
     messages: list[Message] = [{"role": "user", "content": prompt}]
+    # an external agent's calls are its own tools, not the gateway's: its text only
+    external = events[0].data.get("agent") is not None
     text: list[str] = []
     calls: list[Message] = []  # the pending assistant message's tool calls
     thinking: list[Any] = []  # its signed thinking blocks
@@ -66,7 +69,7 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
             if calls and all(c in results for c in order):
                 flush()  # text after the results: the next round
             text.append(str(data.get("text", "")))
-        elif event.type == "tool.requested":
+        elif event.type == "tool.requested" and not external:
             if calls and all(c in results for c in order):
                 flush()  # a call after the results: the next round
             call_id = str(data.get("call_id", ""))

@@ -162,17 +162,22 @@ class ApprovalRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: Literal["approve", "deny"]
+    # for good: an external agent's "allow always" / "reject always" (its own calls ask again)
+    always: bool = False
 
 
 class ApprovalHandler(ResolveHandler):
-    """``POST /resolve/api/runs/{id}/approvals/{call_id}`` ``{"decision": approve|deny}``."""
+    """``POST /resolve/api/runs/{id}/approvals/{call_id}`` ``{"decision": approve|deny,
+    "always"?: bool}``."""
 
     @web.authenticated
     @authorized("execute")
     def post(self, run_id: str, call_id: str) -> None:
         check_id("run_id", run_id)
-        decision = self.parse(ApprovalRequest).decision
-        decide(self.gateway.runs.get(run_id), call_id, decision)
+        body = self.parse(ApprovalRequest)
+        decision = body.decision
+        self.note_decider(run_id, call_id)
+        decide(self.gateway.runs.get(run_id), call_id, decision, body.always)
         self.answer({"ok": True, "run_id": run_id, "call_id": call_id, "decision": decision})
 
 

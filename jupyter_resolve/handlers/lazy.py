@@ -35,6 +35,9 @@ LAZY_ROUTES: dict[str, list[tuple[str, str]]] = {
         (r"/resolve/api/completion", "CompletionHandler"),
         (r"/resolve/api/completion/usage", "CompletionUsageHandler"),
     ],
+    "jupyter_resolve.handlers.agents": [
+        (r"/resolve/api/agents", "AgentsHandler"),
+    ],
     "jupyter_resolve.handlers.mcp": [
         (r"/resolve/mcp", "McpHandler"),
         (r"/resolve/api/mcp-tokens", "McpTokensHandler"),

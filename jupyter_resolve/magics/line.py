@@ -18,6 +18,7 @@ class Options:
     session: str | None = None
     new: bool = False
     model: str | None = None
+    agent: str | None = None  # an external agent (c.Resolve.acp_agents) answers instead
     task: bool = False
     interpolate: bool = True
 
@@ -26,7 +27,12 @@ def parse_options(line: str) -> tuple[Options, str]:
     """Leading ``--options`` of a magic line, and the rest of the line (the prompt) untouched."""
     options = Options()
     rest = line.strip()
-    takes_value = {"--soul": "soul", "--session": "session", "--model": "model"}
+    takes_value = {
+        "--soul": "soul",
+        "--session": "session",
+        "--model": "model",
+        "--agent": "agent",
+    }
     flags = {"--new": "new", "--task": "task"}
     while rest.startswith("--"):
         word, _, after = rest.partition(" ")
@@ -48,9 +54,11 @@ def parse_options(line: str) -> tuple[Options, str]:
             rest = after.strip()
         else:
             raise UsageError(
-                f"unknown option {name}; %%resolve takes --soul NAME, --session ID, --new, "
-                "--model M, --task and --no-interpolate"
+                f"unknown option {name}; %%resolve takes --soul NAME, --agent NAME, --session ID, "
+                "--new, --model M, --task and --no-interpolate"
             )
+    if options.agent and (options.soul or options.task):
+        raise UsageError("--agent NAME asks an external agent: it takes no --soul and no --task")
     return options, rest
 
 

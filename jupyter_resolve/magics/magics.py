@@ -3,7 +3,8 @@
 ::
 
     %resolve [--new] PROMPT
-    %%resolve [--soul NAME] [--session ID] [--new] [--model M] [--task] [--no-interpolate]
+    %%resolve [--soul NAME | --agent NAME] [--session ID] [--new] [--model M] [--task]
+              [--no-interpolate]
     PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace;
     @name describes that variable to the model)
 
@@ -158,6 +159,7 @@ class ResolveMagics(Magics):
                 for key, value in (
                     ("model", options.model),
                     ("soul", options.soul),
+                    ("agent", options.agent),
                     ("session_id", session),
                 ):
                     if value:

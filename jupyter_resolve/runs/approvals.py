@@ -15,6 +15,7 @@ from .run import Run
 
 # What a waiting approval resolves to when its run ends (cancel, budget, shutdown).
 APPROVAL_RELEASED = "released"
+ALWAYS = ":always"  # a decision for good, as the waiting call reads it
 
 Decision = Literal["approve", "deny"]
 
@@ -23,10 +24,20 @@ async def await_approval(run: Run, call: dict[str, Any], decision: str, timeout:
     """``approve``, ``deny``, or :data:`APPROVAL_RELEASED` when the run ended while the call
     waited. ``call`` is ``{call_id, name, arguments}``; ``decision`` the policy's (``deny``:
     denied at once, by the policy; otherwise a person decides within ``timeout`` seconds)."""
+    answer, _always = await await_decision(run, call, decision, timeout)
+    return answer
+
+
+async def await_decision(
+    run: Run, call: dict[str, Any], decision: str, timeout: float, lasting: bool = False
+) -> tuple[str, bool]:
+    """:func:`await_approval`, and whether the person decided for good: only a call that
+    offers that (``lasting``: an external agent's permission request) takes ``always``; the
+    gateway's own calls ask each time."""
     call_id = str(call["call_id"])
     if decision == "deny":
         run.emit("tool.approval", {**call, "state": "denied", "by": "policy"})
-        return "deny"
+        return "deny", False
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     run.approvals[call_id] = future
     run.emit("tool.approval", {**call, "state": "waiting"})
@@ -38,20 +49,24 @@ async def await_approval(run: Run, call: dict[str, Any], decision: str, timeout:
     finally:
         run.approvals.pop(call_id, None)
     if answer == APPROVAL_RELEASED:
-        return answer
+        return answer, False
+    always = lasting and answer.endswith(ALWAYS)
+    answer = answer.removesuffix(ALWAYS)
     state = "approved" if answer == "approve" else "denied"
-    run.emit("tool.approval", {**call, "state": state, "by": by})
-    return answer
+    lasts = {"always": True} if always else {}
+    run.emit("tool.approval", {**call, "state": state, "by": by, **lasts})
+    return answer, always
 
 
-def decide(run: Run, call_id: str, decision: Decision) -> None:
-    """A person's decision on a waiting call: NotFound when none waits, Conflict when decided."""
+def decide(run: Run, call_id: str, decision: Decision, always: bool = False) -> None:
+    """A person's decision on a waiting call (``always``: for good, where the call offers
+    that): NotFound when none waits, Conflict when decided."""
     future = run.approvals.get(call_id)
     if future is None:
         raise NotFound(f"run '{run.run_id}' has no call '{call_id}' waiting for approval")
     if future.done():
         raise Conflict(f"call '{call_id}' was already decided")
-    future.set_result(decision)
+    future.set_result(decision + (ALWAYS if always else ""))
 
 
 def release_approvals(run: Run) -> None:

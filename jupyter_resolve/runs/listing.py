@@ -39,12 +39,9 @@ class SessionPage:
 def row_of(run: Run) -> RunRow:
     """The index's row for a run held in memory, as it stands now."""
     started = run.events[0].data if run.events and run.events[0].type == "run.started" else {}
-    row = replace(
-        started_row(run.run_id, {"session_id": run.session_id, **started}, run.started_at),
-        soul=run.soul,
-        model=run.model,
-        events=len(run.events),
-    )
+    row = started_row(run.run_id, {"session_id": run.session_id, **started}, run.started_at)
+    # soul: the run's, else an external agent's name (run.started.agent)
+    row = replace(row, soul=run.soul or row.soul, model=run.model, events=len(run.events))
     if not run.completed:
         return row
     usage = usage_totals(e.data for e in run.events if e.type == "usage")

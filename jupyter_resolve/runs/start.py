@@ -123,7 +123,7 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
     names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions)
     tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
-    _check_namespace(request, session_id)
+    check_namespace(request, session_id)
     context_digest = _materialize(host, chat, session_id)
     limits = Limits(
         rounds=soul.rounds if soul else config.max_rounds,
@@ -156,7 +156,7 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
     )
 
 
-def _check_namespace(request: RunRequest, session_id: str) -> None:
+def check_namespace(request: RunRequest, session_id: str) -> None:
     """Only a peer's runs (and the steps and delegations they start) live in a peer's
     namespace: a person's chat there would read turns a peer planted, and add to them."""
     mine = request.peer is not None or request.parent is not None or request.task_id is not None

@@ -14,7 +14,7 @@ from tornado import web
 
 import jupyter_resolve
 from jupyter_resolve.contracts.bodies import EVENT_TYPES
-from jupyter_resolve.handlers import api, artifacts, completion, facade, mcp, peer
+from jupyter_resolve.handlers import agents, api, artifacts, completion, facade, mcp, peer
 from jupyter_resolve.handlers.lazy import LazyHandler
 from tests.conftest import Server
 
@@ -42,7 +42,7 @@ def our_methods(handler: type) -> list[str]:
 
 def public_routes() -> list[tuple[str, str]]:
     found = []
-    for module in (api, facade, artifacts, mcp, completion):
+    for module in (api, facade, artifacts, mcp, completion, agents):
         for route in module.routes:
             pattern, handler = route[0], route[1]
             for method in our_methods(handler):
@@ -96,7 +96,7 @@ def test_every_public_handler_declares_resolve_and_uses_authorized() -> None:
     """A handler without ``auth_resource = "resolve"`` or a method without ``@authorized``
     (under ``@web.authenticated``) would let a request past the server's Authorizer."""
     problems = []
-    for module in (api, facade, artifacts, mcp, completion):
+    for module in (api, facade, artifacts, mcp, completion, agents):
         for route in module.routes:
             handler = route[1]
             if getattr(handler, "auth_resource", None) != "resolve":
@@ -117,7 +117,9 @@ async def test_every_served_handler_is_in_the_checked_modules(jp_serverapp: Any)
     """Whatever the extension serves is checked above: a handler module added to the extension
     without being added to the checks fails here."""
     checked = {
-        route[1] for module in (api, facade, artifacts, mcp, completion) for route in module.routes
+        route[1]
+        for module in (api, facade, artifacts, mcp, completion, agents)
+        for route in module.routes
     }
     served = list(served_handlers(jp_serverapp.web_app.default_router))
     unchecked = sorted(

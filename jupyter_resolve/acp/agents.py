@@ -1,0 +1,345 @@
+"""The configured external agents (``c.Resolve.acp_agents``), each a process speaking ACP.
+
+An agent starts on its first run, through the official ``agent-client-protocol`` SDK (imported
+only then), with its ``env`` over a trimmed environment (``HOME``, ``PATH``, ``USER`` and the
+like: no Jupyter, hub or provider secret) and the server root as its working folder. It must
+answer ``initialize`` within ``c.Resolve.acp_start_timeout``. One process serves every session:
+each session of this project is one ACP session of the agent (``session/load`` after a restart
+when the agent offers it; the mapping is kept under ``.resolve/acp-sessions/``). An agent that
+fails to start or dies is marked ``error``, with the reason and the tail of its stderr (secrets
+withheld) in ``/resolve/api/health``; the next run starts it again. The server's stop stops it.
+
+The process lives in a task of its own (the SDK's context must be left by the task that
+entered it); runs talk to it from theirs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
+
+from .._version import __version__
+from ..config import Resolve
+from ..contracts.acp_agents import AgentSpec, parse_agents, redact
+from ..contracts.errors import BadRequest
+from ..notebook.kernels import UserKernels
+from ..runs.manager import RunManager
+from ..tools.dispatch import ToolDispatcher
+
+if TYPE_CHECKING:
+    from acp.client.connection import ClientSideConnection
+
+    from .client import Turn
+
+STDERR_TAIL = 2_000
+SESSIONS = "acp-sessions"  # under the state dir: this project's session → the agent's
+
+
+class AgentUnavailable(Exception):
+    """The agent could not be reached: not started, died, or did not answer (a sentence)."""
+
+
+def reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+class AgentHost(Protocol):
+    """What the external agents need of the gateway."""
+
+    config: Resolve
+    root_dir: Path
+    state_dir: Path
+    log: logging.Logger
+    runs: RunManager
+    user_kernels: UserKernels | None
+    tools: ToolDispatcher  # the shell tool, for terminal/* (c.Resolve.acp_terminal)
+
+
+class AgentProcess:
+    """One configured agent: its process, its state, its sessions, the turns being prompted."""
+
+    def __init__(self, name: str, spec: AgentSpec, host: AgentHost) -> None:
+        self.name = name
+        self.spec = spec
+        self.host = host
+        self.state = "idle"  # idle | starting | running | error | stopped
+        self.error: str | None = None
+        self.starts = 0
+        self.pid: int | None = None
+        self.capabilities: dict[str, Any] = {}  # initialize's agentCapabilities, wire JSON
+        self.turns: dict[str, Turn] = {}  # by the agent's session id
+        self.sessions: dict[str, str] = {}  # this project's session → the agent's, this process
+        self.mcp: Any = None  # the MCP server offered in its sessions (mcp_offer.py)
+        self._conn: ClientSideConnection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._session_locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.host.state_dir / "acp" / f"{self.name}.stderr.log"
+
+    def stderr_tail(self) -> str:
+        try:
+            with self.stderr_path.open("rb") as handle:
+                handle.seek(max(0, self.stderr_path.stat().st_size - STDERR_TAIL))
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return redact(text, self.spec.secrets()).strip()
+
+    def fail(self, why: str) -> str:
+        self.state, self.error = "error", redact(why, self.spec.secrets())
+        self.host.log.warning("external agent '%s': %s", self.name, self.error)
+        return self.error
+
+    def listing(self) -> dict[str, Any]:
+        """``GET /resolve/api/agents``' row: idle, running (starting too) or error."""
+        shown = {"starting": "running", "stopped": "idle"}.get(self.state, self.state)
+        return {
+            "name": self.name,
+            "description": self.spec.description,
+            "state": shown,
+            "error": self.error if shown == "error" else None,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """Health's entry: the program only (arguments and env may hold secrets)."""
+        return {
+            **self.listing(),
+            "command": self.spec.command[0],
+            "starts": self.starts,
+            "pid": self.pid if self.state == "running" else None,
+            "live_runs": len(self.turns),
+            "stderr_tail": self.stderr_tail(),
+        }
+
+    async def ensure(self) -> ClientSideConnection:
+        """The live connection, the agent started (and initialized) first when it is not."""
+        async with self._lock:
+            conn, task = self._conn, self._task
+            if conn is not None and task is not None and not task.done():
+                return conn
+            await self._shutdown()
+            try:
+                import acp  # noqa: F401  (the SDK, imported on first need)
+            except ImportError:
+                raise AgentUnavailable(
+                    "the 'agent-client-protocol' package is not installed: pip install "
+                    "'jupyter-resolve[acp]' to use c.Resolve.acp_agents"
+                ) from None
+            self.starts += 1
+            self.state, self.error = "starting", None
+            ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._stop = asyncio.Event()
+            self._task = asyncio.create_task(self._serve(ready), name=f"acp-{self.name}")
+            timeout = self.host.config.acp_start_timeout
+            try:
+                await asyncio.wait_for(asyncio.shield(ready), timeout)
+            except asyncio.TimeoutError:
+                why = f"did not answer initialize within {timeout:g} s"
+            except Exception as exc:
+                why = f"could not start: {reason(exc)}"
+            else:
+                self.state = "running"
+                assert self._conn is not None
+                return self._conn
+            await self._shutdown()
+            raise AgentUnavailable(self.fail(why))
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        from acp import spawn_agent_process
+
+        from .client import AgentClient, Files
+        from .mcp_offer import McpOffer
+
+        self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        stderr: IO[bytes] = open(self.stderr_path, "wb")  # closed in finally
+        os.chmod(self.stderr_path, 0o600)
+        user = self.host.user_kernels
+        files = Files(user.contents if user is not None else None)
+        client = AgentClient(self.name, self.turns, files, self.host.config.approval_timeout)
+        command = self.spec.command
+        try:
+            async with (
+                spawn_agent_process(
+                    cast("Any", client),  # the SDK's Client protocol, less its unstable methods
+                    command[0],
+                    *command[1:],
+                    env=self.spec.env,
+                    cwd=str(self.host.root_dir),
+                    transport_kwargs={"stderr": stderr.fileno()},
+                ) as (conn, process)
+            ):
+                self.pid = process.pid
+                answer = await conn.initialize(**initialize_params(self.host.config))
+                self.capabilities = answer.model_dump(
+                    mode="json", by_alias=True, exclude_none=True
+                ).get("agentCapabilities", {})
+                self.mcp = McpOffer.make(self.host, self.name, self.capabilities)
+                self._conn = conn
+                ready.set_result(None)
+                await self._until_stopped_or_exited(process)
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            elif self.state == "running":
+                self.fail(f"stopped: {reason(exc)}")
+        finally:
+            self._conn = None
+            self.sessions.clear()
+            if self.mcp is not None:
+                self.mcp.revoke()
+                self.mcp = None
+            stderr.close()
+
+    async def _until_stopped_or_exited(self, process: Any) -> None:
+        stop = asyncio.create_task(self._stop.wait())
+        exited = asyncio.create_task(process.wait())
+        try:
+            await asyncio.wait({stop, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        if exited.done() and not self._stop.is_set():
+            self.fail(f"exited with code {process.returncode}; it starts again on the next run")
+        else:
+            exited.cancel()
+
+    async def exited(self, within: float) -> str | None:
+        """Once the process has gone (waiting up to ``within`` s for it): why, else None."""
+        deadline = time.monotonic() + within
+        while self.state != "error" and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return self.error if self.state == "error" else None
+
+    @contextlib.asynccontextmanager
+    async def one_turn_at_a_time(self, session_id: str) -> AsyncIterator[None]:
+        """One turn at a time per session (ACP prompts a session once at a time); the lock
+        is kept while anyone holds or waits for it."""
+        entry = self._session_locks.setdefault(session_id, (asyncio.Lock(), [0]))
+        lock, users = entry
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:
+                del self._session_locks[session_id]
+
+    async def open_session(self, conn: ClientSideConnection, session_id: str, mcp: bool) -> str:
+        """The agent's session for this project's ``session_id``: known to this process, loaded
+        (``session/load``, when the agent offers it) after a restart, else a new one."""
+        known = self.sessions.get(session_id)
+        if known is not None:
+            return known
+        servers = self.mcp.servers() if (mcp and self.mcp is not None) else []
+        cwd = str(self.host.root_dir)
+        stored = self._stored(session_id)
+        if stored and self.capabilities.get("loadSession"):
+            from acp import RequestError
+
+            with contextlib.suppress(RequestError):  # the agent forgot it: a new one
+                await conn.load_session(cwd=cwd, session_id=stored, mcp_servers=servers)
+                self.sessions[session_id] = stored
+                return stored
+        answer = await conn.new_session(cwd=cwd, mcp_servers=servers)
+        self.sessions[session_id] = answer.session_id
+        self._store(session_id, answer.session_id)
+        return answer.session_id
+
+    def _sessions_file(self, session_id: str) -> Path:
+        return self.host.state_dir / SESSIONS / f"{session_id}.json"
+
+    def _stored(self, session_id: str) -> str | None:
+        try:
+            stored = json.loads(self._sessions_file(session_id).read_text())
+        except (OSError, ValueError):
+            return None
+        found = stored.get(self.name) if isinstance(stored, dict) else None
+        return found if isinstance(found, str) else None
+
+    def _store(self, session_id: str, agent_session: str) -> None:
+        path = self._sessions_file(session_id)
+        try:
+            stored = json.loads(path.read_text())
+        except (OSError, ValueError):
+            stored = {}
+        stored = {**(stored if isinstance(stored, dict) else {}), self.name: agent_session}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".acp-")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(stored, handle)
+        os.replace(temp, path)
+
+    async def _shutdown(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 10.0)
+        except (asyncio.TimeoutError, Exception):
+            task.cancel()
+        self._conn = None
+        self.pid = None
+
+    async def stop(self) -> None:
+        async with self._lock:
+            await self._shutdown()
+            if self.state != "error":
+                self.state = "stopped" if self.starts else "idle"
+
+
+def initialize_params(config: Resolve) -> dict[str, Any]:
+    """``initialize``'s parameters: the file methods offered, the terminal only when on."""
+    from acp import PROTOCOL_VERSION
+    from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+    files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+    return {
+        "protocol_version": PROTOCOL_VERSION,
+        "client_capabilities": ClientCapabilities(fs=files, terminal=config.acp_terminal),
+        "client_info": Implementation(name="jupyter-resolve", version=__version__),
+    }
+
+
+class AcpAgents:
+    """Every configured agent, by name."""
+
+    def __init__(self, config: Resolve, host: AgentHost) -> None:
+        self.host = host
+        self.agents = {
+            name: AgentProcess(name, spec, host)
+            for name, spec in parse_agents(config.acp_agents).items()
+        }
+
+    def get(self, name: str) -> AgentProcess:
+        agent = self.agents.get(name)
+        if agent is None:
+            known = ", ".join(sorted(self.agents)) or "none are configured (c.Resolve.acp_agents)"
+            raise BadRequest(f"agent: no external agent named '{name}' (known: {known})")
+        return agent
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [self.agents[name].listing() for name in sorted(self.agents)]
+
+    def describe(self) -> dict[str, Any]:
+        return {name: self.agents[name].describe() for name in sorted(self.agents)}
+
+    async def stop(self) -> None:
+        for agent in self.agents.values():
+            try:
+                await agent.stop()
+            except Exception:
+                self.host.log.exception("stopping the external agent '%s' failed", agent.name)
