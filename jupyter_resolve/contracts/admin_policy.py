@@ -10,7 +10,8 @@ The file is JSON: ``{"settings": {NAME: value, ...}, "features": {FEATURE: bool,
   has that setting);
 - ``peer: false`` — no A2A peer endpoint (``peer_secrets`` locked to ``{}``, its routes refused);
 - ``remote_images: false`` — ``allow_remote_images`` locked to False;
-- ``require_sandbox: true`` — ``sandbox`` locked to ``"bwrap"``.
+- ``require_sandbox: true`` — ``sandbox`` locked to ``"bwrap"`` and ``scratch_kernels`` to
+  ``"local"`` (kernels on a Jupyter gateway are not under bubblewrap).
 
 A switched-off feature wins over a ``settings`` entry for the same setting (the stricter of the
 two), which is reported as a problem. A name that is not a setting is reported and left out; the
@@ -39,8 +40,8 @@ FEATURE_LOCKS: dict[str, tuple[str, Any]] = {
     "peer": ("peer_secrets", {}),
     "remote_images": ("allow_remote_images", False),
 }
-SANDBOX_LOCK: tuple[str, Any] = ("sandbox", "bwrap")
-"""What ``require_sandbox: true`` locks."""
+SANDBOX_LOCKS: tuple[tuple[str, Any], ...] = (("sandbox", "bwrap"), ("scratch_kernels", "local"))
+"""What ``require_sandbox: true`` locks: an explicit bwrap that cannot work refuses kernels."""
 
 PEER = "peer"
 _SECRET_WORDS = frozenset(
@@ -108,7 +109,7 @@ def plan_locks(policy: AdminPolicy, known: Collection[str], source: str = "polic
     off = {name for name in FEATURE_LOCKS if getattr(features, name) is False}
     forced = [FEATURE_LOCKS[name] for name in sorted(off)]
     if features.require_sandbox:
-        forced.append(SANDBOX_LOCK)
+        forced += SANDBOX_LOCKS
     for trait, value in forced:
         if trait not in known:
             continue  # a feature this version does not have is off already

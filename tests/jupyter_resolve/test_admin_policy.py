@@ -52,7 +52,7 @@ def test_features_switch_off_and_win_over_settings() -> None:
     plan = plan_locks(policy(**body), KNOWN)
     assert plan.values["peer_secrets"] == {}
     assert plan.values["allow_remote_images"] is False
-    assert plan.values["sandbox"] == "bwrap"
+    assert plan.values["sandbox"] == "bwrap" and plan.values["scratch_kernels"] == "local"
     assert plan.features_off == {"peer", "remote_images"}
     assert len(plan.problems) == 2 and all("overruled by features" in p for p in plan.problems)
     assert "s" * 20 not in " ".join(plan.problems)

@@ -20,11 +20,12 @@ USER_CONFIG = {
         "allow_remote_images": True,
         "peer_secrets": {"alpha": SECRET},
         "allowed_models": [],
+        "sandbox": "none",
     }
 }
 POLICY = {
     "settings": {"max_rounds": 3, "allowed_models": ["scripted"], "no_such_setting": 1},
-    "features": {"peer": False, "remote_images": False},
+    "features": {"peer": False, "remote_images": False, "require_sandbox": True},
 }
 
 
@@ -50,6 +51,8 @@ def test_the_policy_lock_wins_over_the_users_config(tmp_path: Path) -> None:
             "allowed_models": ["scripted"],
             "peer_secrets": {},
             "allow_remote_images": False,
+            "sandbox": "bwrap",
+            "scratch_kernels": "local",
         }
         assert health["allow_remote_images"] is False
         assert any("settings.no_such_setting" in p for p in health["config_problems"])
