@@ -189,15 +189,19 @@ export async function cancel(runId: string): Promise<void> {
   await postJSON(`runs/${encodeURIComponent(runId)}/cancel`, {});
 }
 
-/** `POST resolve/api/runs/{id}/approvals/{call_id}`. */
+/**
+ * `POST resolve/api/runs/{id}/approvals/{call_id}`; `always` (an external agent's call, issue
+ * 36): the agent's "allow always" / "reject always", sent only then (older servers refuse it).
+ */
 export async function decide(
   runId: string,
   callId: string,
-  decision: 'approve' | 'deny'
+  decision: 'approve' | 'deny',
+  always = false
 ): Promise<void> {
   await postJSON(
     `runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(callId)}`,
-    { decision }
+    { decision, ...(always ? { always: true } : {}) }
   );
 }
 

@@ -151,11 +151,16 @@ export class Decisions {
     }
   }
 
-  /** Approve or deny a waiting call. */
-  async call(run: IRunView, callId: string, decision: 'approve' | 'deny'): Promise<void> {
+  /** Approve or deny a waiting call (`always`: an external agent's, for good). */
+  async call(
+    run: IRunView,
+    callId: string,
+    decision: 'approve' | 'deny',
+    always = false
+  ): Promise<void> {
     try {
       // in a task, the call belongs to the chain's current step (a child run)
-      await api.decide(decidingRun(run), callId, decision);
+      await api.decide(decidingRun(run), callId, decision, always);
     } catch (error) {
       this._report({ error: describeError(error, 'Approval') });
       this._changed();

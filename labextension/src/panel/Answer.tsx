@@ -137,7 +137,10 @@ export function Answer(props: {
                 key={i}
                 call={call}
                 rendermime={props.rendermime}
-                onDecide={d => void props.model.decisions.call(run, call.callId, d)}
+                onDecide={(d, always) =>
+                  void props.model.decisions.call(run, call.callId, d, always)
+                }
+                always={!!run.agent}
               >
                 {proposal && <ProposalCard model={props.model} run={run} proposal={proposal} />}
               </ToolCard>

@@ -42,7 +42,9 @@ function PromoteResult(props: { readonly call: IToolCall }): JSX.Element | null 
 export function ToolCard(props: {
   readonly call: IToolCall;
   readonly rendermime: IRenderMimeRegistry;
-  readonly onDecide?: (decision: 'approve' | 'deny') => void;
+  readonly onDecide?: (decision: 'approve' | 'deny', always?: boolean) => void;
+  /** An external agent's call: its "always" choices too (issue 36). */
+  readonly always?: boolean;
   /** Shown under the header whatever the details' state (a proposal's card). */
   readonly children?: React.ReactNode;
 }): JSX.Element {
@@ -70,6 +72,24 @@ export function ToolCard(props: {
           <button className="jp-mod-styled jp-mod-reject" onClick={() => props.onDecide!('deny')}>
             Deny
           </button>
+          {props.always && (
+            <>
+              <button
+                className="jp-mod-styled jp-resolve-always"
+                title="The agent does not ask again for calls of this kind"
+                onClick={() => props.onDecide!('approve', true)}
+              >
+                Always allow
+              </button>
+              <button
+                className="jp-mod-styled jp-resolve-always"
+                title="The agent does not ask again: such calls are refused"
+                onClick={() => props.onDecide!('deny', true)}
+              >
+                Always deny
+              </button>
+            </>
+          )}
         </div>
       )}
       {props.children}
