@@ -134,13 +134,15 @@ class AgentProcess:
             try:
                 import acp  # noqa: F401  (the SDK, imported on first need)
             except ImportError:
-                raise AgentUnavailable(
+                why = (
                     "the 'agent-client-protocol' package is not installed: pip install "
                     "'jupyter-resolve[acp]' to use c.Resolve.acp_agents"
-                ) from None
+                )
+                raise AgentUnavailable(self.fail(why)) from None
             self.starts += 1
             self.state, self.error = "starting", None
             ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # seen: below
             self._stop = asyncio.Event()
             self._task = asyncio.create_task(self._serve(ready), name=f"acp-{self.name}")
             timeout = self.host.config.acp_start_timeout
@@ -163,14 +165,15 @@ class AgentProcess:
         from .client import AgentClient, Files
         from .mcp_offer import McpOffer
 
-        self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        stderr: IO[bytes] = open(self.stderr_path, "wb")  # closed in finally
-        os.chmod(self.stderr_path, 0o600)
         user = self.host.user_kernels
         files = Files(user.contents if user is not None else None)
         client = AgentClient(self.name, self.turns, files, self.host.config.approval_timeout)
         command = self.spec.command
+        stderr: IO[bytes] | None = None
         try:
+            self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+            stderr = open(self.stderr_path, "wb")  # closed in finally
+            os.chmod(self.stderr_path, 0o600)
             async with (
                 spawn_agent_process(
                     cast("Any", client),  # the SDK's Client protocol, less its unstable methods
@@ -201,7 +204,8 @@ class AgentProcess:
             if self.mcp is not None:
                 self.mcp.revoke()
                 self.mcp = None
-            stderr.close()
+            if stderr is not None:
+                stderr.close()
 
     async def _until_stopped_or_exited(self, process: Any) -> None:
         stop = asyncio.create_task(self._stop.wait())
@@ -287,9 +291,11 @@ class AgentProcess:
         if task is None:
             return
         self._stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(task), 10.0)
-        except (asyncio.TimeoutError, Exception):
+        if self._conn is None:
+            task.cancel()  # not started (no answer to initialize): nothing to wait for
+        # a started agent gets its stdin closed and 2 s, then SIGTERM, 2 s, then SIGKILL
+        await asyncio.wait({task}, timeout=10.0)
+        if not task.done():
             task.cancel()
         self._conn = None
         self.pid = None
