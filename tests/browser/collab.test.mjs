@@ -267,7 +267,7 @@ for (const variant of VARIANTS) {
       await card.waitFor({ timeout: 120_000 });
       assert.equal(await card.locator('.jp-resolve-proposal-status').innerText(), 'waiting for your review');
       await live.locator('.jp-resolve-tool-name', { hasText: 'notebook_propose' }).waitFor();
-      assert.match(await live.innerText(), /Here is a note\./);
+      await live.getByText('Here is a note.').waitFor();
       assert.equal(
         await panelB.locator('.jp-resolve-user').nth(shownBefore).innerText(),
         'Propose a note for the other notebook'
@@ -279,7 +279,7 @@ for (const variant of VARIANTS) {
       const cardA = panelA.locator('.jp-resolve-assistant').last().locator('.jp-resolve-proposal');
       await cardA.locator('.jp-resolve-proposal-status', { hasText: /rejected/ }).waitFor({ timeout: 60_000 });
       await live.locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
-      assert.match(await live.innerText(), /Noted\./);
+      await live.getByText('Noted.').waitFor(); // the text renders a moment after the footer
       assert.equal(await panelB.locator('.jp-resolve-assistant').count(), shownBefore + 1, 'attached once');
       assert.deepEqual(typist.errors, []);
     });
