@@ -167,7 +167,7 @@ class AgentProcess:
 
         user = self.host.user_kernels
         files = Files(user.contents if user is not None else None)
-        client = AgentClient(self.name, self.turns, files, self.host.config.approval_timeout)
+        client = AgentClient(self.turns, files, self.host.config.approval_timeout)
         command = self.spec.command
         stderr: IO[bytes] | None = None
         try:

@@ -140,8 +140,7 @@ class Files:
 class AgentClient:
     """What an agent's connection calls: routed by the agent's session id to the live turn."""
 
-    def __init__(self, agent: str, turns: Mapping[str, Turn], files: Files, timeout: float):
-        self.agent = agent
+    def __init__(self, turns: Mapping[str, Turn], files: Files, timeout: float) -> None:
         self.turns = turns
         self.files = files
         self.approval_timeout = timeout

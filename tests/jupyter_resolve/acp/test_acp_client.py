@@ -23,7 +23,7 @@ OPTIONS = [
 
 
 def client_with(turn: Turn) -> AgentClient:
-    return AgentClient("bench", {"acp-1": turn}, Files(None), timeout=30.0)
+    return AgentClient({"acp-1": turn}, Files(None), timeout=30.0)
 
 
 def a_turn(headless: bool, permissions: RunPermissions | None = None) -> Turn:
@@ -55,7 +55,7 @@ async def test_a_run_that_ends_while_the_agent_waits_answers_cancelled() -> None
 
 
 async def test_no_live_run_is_cancelled_and_files_need_a_server() -> None:
-    client = AgentClient("bench", {}, Files(None), timeout=30.0)
+    client = AgentClient({}, Files(None), timeout=30.0)
     call = ToolCallUpdate(tool_call_id="t3")
     assert (await client.request_permission("gone", call, OPTIONS)).outcome.outcome == "cancelled"
     turn = a_turn(headless=False, permissions=RunPermissions(contents_read=True))
@@ -63,3 +63,30 @@ async def test_no_live_run_is_cancelled_and_files_need_a_server() -> None:
         await client_with(turn).read_text_file("acp-1", "/srv/root/a.txt")
     done = [e.data for e in turn.run.events if e.type == "tool.completed"]
     assert done[0]["name"] == "fs.read_text_file" and done[0]["ok"] is False
+
+
+class Contents:
+    """A contents manager that serves every file: the permission is what refuses."""
+
+    allow_hidden = False
+
+    def should_list(self, name: str) -> bool:
+        return True
+
+    def is_hidden(self, path: str) -> bool:
+        return False
+
+    def get(self, path: str, **_: object) -> dict[str, str]:
+        return {"format": "text", "content": "the file"}
+
+
+async def test_the_runs_permissions_decide_what_an_agent_may_touch() -> None:
+    reader = a_turn(headless=False, permissions=RunPermissions(contents_read=True))
+    client = AgentClient({"acp-1": reader}, Files(Contents()), timeout=30.0)
+    assert (await client.read_text_file("acp-1", "/srv/root/a.txt")).content == "the file"
+    with pytest.raises(RequestError, match="may not write"):
+        await client.write_text_file("acp-1", "/srv/root/a.txt", "x")
+    nobody = a_turn(headless=False)
+    client = AgentClient({"acp-1": nobody}, Files(Contents()), timeout=30.0)
+    with pytest.raises(RequestError, match="may not read"):
+        await client.read_text_file("acp-1", "/srv/root/a.txt")
