@@ -32,6 +32,10 @@ HUB_PROXY := $(VENV)/hub-node/node_modules/.bin/configurable-http-proxy
 # server-everything and the MCP Inspector (its --cli), from the npm registry, under the venv.
 # Inspector 0.17 is the last line with --header in its CLI that runs on Node 20.
 MCP_NODE := $(VENV)/mcp-node/node_modules/.bin/mcp-server-everything
+# An open-source ACP agent for tests/jupyter_resolve/acp (issue 36): OpenCode from the npm registry
+# (its platform binary comes as a registry package), under the venv; the test gives it a local
+# fake model, so it runs offline.
+ACP_NODE := $(VENV)/acp-node/node_modules/.bin/opencode
 # Code nobody here wrote, each in a venv of its own under the venv, made once (the stamp): the
 # official A2A SDK in its 0.3 and 1.x lines (they cannot share a venv), for
 # tests/jupyter_resolve/clients; the LiteLLM proxy (real server code with mock responses) for
@@ -68,7 +72,7 @@ DEPS_VENVS := $(foreach v,$(OTHER_PYTHONS),$(VENV)/deps-py$(v)/.stamp)
 
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
-	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(CLIENT_VENVS) \
+	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(ACP_NODE) $(CLIENT_VENVS) \
 		$(COLLAB_VENV)/.stamp $(DEPS_VENVS) \
 		peer-suite-sources
 
@@ -90,6 +94,11 @@ $(MCP_NODE): | $(STAMP)
 	npm install --prefix $(VENV)/mcp-node --no-audit --no-fund --loglevel=error \
 		@modelcontextprotocol/server-everything@2026 @modelcontextprotocol/inspector@0.17
 	@touch $(MCP_NODE)
+
+$(ACP_NODE): | $(STAMP)
+	@command -v npm >/dev/null || { echo "the ACP tests need Node.js and npm" >&2; exit 1; }
+	npm install --prefix $(VENV)/acp-node --no-audit --no-fund --loglevel=error opencode-ai@1.18.33
+	@touch $(ACP_NODE)
 
 $(VENV)/%/.stamp: | $(STAMP)
 	@test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
