@@ -279,6 +279,13 @@ class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
     mcp_start_timeout = Float(
         30.0, config=True, help="Seconds an MCP server may take to start and list its tools."
     )
+    audit_content = Bool(
+        False,
+        config=True,
+        help="Put prompt and output text in the audit events (jupyter_events, sent to the "
+        "handlers of c.EventLogger.handlers): a run's prompt and answer, a tool call's "
+        "arguments, an artifact's title and note, a proposal's reason. Off: ids and counts only.",
+    )
 
     _keys: dict[str, str | None]
 

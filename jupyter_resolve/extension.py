@@ -100,7 +100,7 @@ class ResolveExtension(ExtensionApp):
         audit = Audit(
             event_logger,
             user=server_user(),
-            content=lambda: bool(getattr(config, "audit_content", False)),
+            content=lambda: config.audit_content,
             log=self.log,
         )
         self.gateway.runs.admitted = audit.watch
