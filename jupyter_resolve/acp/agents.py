@@ -30,8 +30,7 @@ from .._version import __version__
 from ..config import Resolve
 from ..contracts.acp_agents import AgentSpec, parse_agents, redact
 from ..contracts.errors import BadRequest
-from ..notebook.kernels import UserKernels
-from ..runs.manager import RunManager
+from ..notebook.tools import NotebookHost
 from ..tools.dispatch import ToolDispatcher
 
 if TYPE_CHECKING:
@@ -52,15 +51,12 @@ def reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
-class AgentHost(Protocol):
-    """What the external agents need of the gateway."""
+class AgentHost(NotebookHost, Protocol):
+    """What the external agents need of the gateway: the notebook tools' services (a
+    notebook's write is proposed), and these."""
 
-    config: Resolve
     root_dir: Path
-    state_dir: Path
     log: logging.Logger
-    runs: RunManager
-    user_kernels: UserKernels | None
     tools: ToolDispatcher  # the shell tool, for terminal/* (c.Resolve.acp_terminal)
 
 
@@ -167,7 +163,8 @@ class AgentProcess:
 
         user = self.host.user_kernels
         files = Files(user.contents if user is not None else None)
-        client = AgentClient(self.turns, files, self.host.config.approval_timeout)
+        timeout = self.host.config.approval_timeout
+        client = AgentClient(self.turns, files, timeout, notebooks=self.host)
         command = self.spec.command
         stderr: IO[bytes] | None = None
         try:

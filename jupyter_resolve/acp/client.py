@@ -9,8 +9,9 @@
 - ``fs/read_text_file`` and ``fs/write_text_file`` reach only the server root, through the
   server's contents manager (hidden files and ``hide_globs`` apply), with the permissions the run
   recorded in ``run.started.permissions``; each is recorded as a ``fs.*`` call of the run. A
-  notebook is never written this way: its changes go through ``notebook_propose`` (the MCP
-  endpoint offered in ``session/new``), which a person accepts;
+  notebook's file is never written this way: what the agent writes to an ``.ipynb`` becomes
+  proposals of cells that a person accepts or rejects, and the write answers once they decided
+  (:mod:`.notebook_write`);
 - ``terminal/*`` is declined unless ``c.Resolve.acp_terminal`` (:mod:`.terminal`).
 
 Imported when an agent starts (it imports the ``agent-client-protocol`` SDK).
@@ -24,7 +25,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp.schema import (
@@ -45,11 +46,27 @@ from ..runs.approvals import APPROVAL_RELEASED, await_decision
 from ..runs.run import Run
 from .events import Emitted, UpdateTranslator, call_id_of, choose_option, cut
 
+if TYPE_CHECKING:
+    from ..notebook.tools import NotebookHost
+
 REFUSED = -32001  # a JSON-RPC server error: the request was understood and refused
 
 
 class FsRefused(Exception):
-    """A file request this server refuses (the sentence says why)."""
+    """A file request this server refuses (the sentence says why); ``data`` goes with the
+    error to the agent."""
+
+    word = "refused"
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.data = data
+
+
+class NotAccepted(FsRefused):
+    """A notebook's write whose proposals a person did not all accept."""
+
+    word = "not accepted"
 
 
 @dataclass
@@ -119,12 +136,23 @@ class Files:
             raise FsRefused(f"'{rel}' is not a text file")
         return str(model.get("content") or "")
 
+    async def notebook(self, rel: str) -> dict[str, Any]:
+        """The notebook's content (nbformat, as a dict), as the contents manager reads it."""
+        contents = await self._checked(rel)
+        try:
+            model = await ensure_async(contents.get(rel, content=True, type="notebook"))
+        except HTTPError as exc:
+            if exc.status_code == 404:
+                raise FsRefused(
+                    f"no notebook '{rel}' under the server root (a notebook is not created "
+                    "over fs/write_text_file: its cells are proposed to a person)"
+                ) from None
+            raise FsRefused(f"'{rel}' cannot be read as a notebook ({exc.status_code})") from None
+        return dict(model.get("content") or {})
+
     async def write(self, rel: str, content: str) -> None:
-        if rel.endswith(".ipynb"):
-            raise FsRefused(
-                f"'{rel}' is a notebook: notebooks change only when a person accepts cells; "
-                "propose them with the notebook_propose tool of this server's MCP endpoint"
-            )
+        if rel.endswith(".ipynb"):  # never the file itself: see notebook_write.py
+            raise FsRefused(f"'{rel}' is a notebook: its file is not written directly")
         contents = await self._checked(rel)
         folder = posixpath.dirname(rel)
         if folder and not await ensure_async(contents.dir_exists(folder)):
@@ -140,10 +168,17 @@ class Files:
 class AgentClient:
     """What an agent's connection calls: routed by the agent's session id to the live turn."""
 
-    def __init__(self, turns: Mapping[str, Turn], files: Files, timeout: float) -> None:
+    def __init__(
+        self,
+        turns: Mapping[str, Turn],
+        files: Files,
+        timeout: float,
+        notebooks: NotebookHost | None = None,
+    ) -> None:
         self.turns = turns
         self.files = files
         self.approval_timeout = timeout
+        self.notebooks = notebooks  # the notebook tools' services, for a notebook's write
 
     def _turn(self, session_id: str) -> Turn:
         turn = self.turns.get(session_id)
@@ -192,14 +227,14 @@ class AgentClient:
         turn = self._turn(session_id)
         arguments: dict[str, Any] = {"path": path, "line": line, "limit": limit}
 
-        async def read(rel: str) -> tuple[str, str]:
+        async def read(rel: str, _call_id: str) -> tuple[str, str]:
             if not turn.permissions.contents_read:
                 raise FsRefused("this run's caller may not read the server's files")
             text = lines_of(await self.files.read(rel), line, limit)
             return text, f"read {len(text)} characters of {rel}"
 
         text = await self._recorded(turn, "fs.read_text_file", arguments, read)
-        return ReadTextFileResponse(content=text)
+        return ReadTextFileResponse(content=str(text))
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **_: Any
@@ -207,16 +242,54 @@ class AgentClient:
         turn = self._turn(session_id)
         arguments: dict[str, Any] = {"path": path, "characters": len(content)}
 
-        async def write(rel: str) -> tuple[str, str]:
+        async def write(rel: str, call_id: str) -> tuple[dict[str, Any] | None, str]:
             if not turn.permissions.contents_write:
                 raise FsRefused("this run's caller may not write the server's files")
+            if rel.endswith(".ipynb"):
+                return await self._propose(turn, rel, content, call_id)
             await self.files.write(rel, content)
-            return "", f"wrote {len(content)} characters to {rel}"
+            return None, f"wrote {len(content)} characters to {rel}"
 
-        await self._recorded(turn, "fs.write_text_file", arguments, write)
-        return WriteTextFileResponse()
+        meta = await self._recorded(turn, "fs.write_text_file", arguments, write)
+        return WriteTextFileResponse(field_meta=meta)
 
-    async def _recorded(self, turn: Turn, name: str, arguments: dict[str, Any], action: Any) -> str:
+    async def _propose(
+        self, turn: Turn, rel: str, content: str, call_id: str
+    ) -> tuple[dict[str, Any], str]:
+        """A notebook's write: its changes proposed to a person, who decides (the module)."""
+        from .notebook_write import (
+            MAX_PROPOSALS,
+            NotebookTextError,
+            notebook_cells,
+            outcome,
+            parse_notebook,
+            plan_proposals,
+            propose_plan,
+        )
+
+        if self.notebooks is None:
+            raise FsRefused("notebooks are reachable only inside a Jupyter server")
+        if not turn.permissions.contents_read:
+            raise FsRefused("this run's caller may not read the server's files (a notebook)")
+        if turn.headless:
+            raise FsRefused(f"no person is behind this run to accept changes of '{rel}'")
+        try:
+            written = parse_notebook(content)
+        except NotebookTextError as exc:
+            raise FsRefused(f"'{rel}' is unchanged: {exc}") from None
+        plan = plan_proposals(notebook_cells(await self.files.notebook(rel)), written)
+        if len(plan.proposals) > MAX_PROPOSALS:
+            raise FsRefused(
+                f"'{rel}' is unchanged: the text changes it in {len(plan.proposals)} places, "
+                f"over {MAX_PROPOSALS} proposals at once; write fewer changes at a time"
+            )
+        results = await propose_plan(self.notebooks, turn.run, turn.emit, rel, plan, call_id)
+        accepted, text, data = outcome(rel, plan, results)
+        if not accepted:
+            raise NotAccepted(text, {"jupyter-resolve": data})
+        return {"jupyter-resolve": data}, text
+
+    async def _recorded(self, turn: Turn, name: str, arguments: dict[str, Any], action: Any) -> Any:
         """Run a file request as a call of the run (``tool.requested`` … ``tool.completed``);
         its answer for the agent, or the refusal as a JSON-RPC error."""
         turn.fs_calls += 1
@@ -228,19 +301,19 @@ class AgentClient:
                 ("tool.started", {"call_id": call_id, "name": name}),
             ]
         )
-        started = time.monotonic()
+        started, data = time.monotonic(), None
         try:
-            answer, note = await action(server_path(turn.root, str(arguments["path"])))
+            answer, note = await action(server_path(turn.root, str(arguments["path"])), call_id)
             ok = True
         except FsRefused as exc:
-            answer, note, ok = "", f"{name}: refused: {exc}", False
+            answer, note, ok, data = "", f"{name}: {exc.word}: {exc}", False, exc.data
         output, truncated = cut(note)
         done = {"call_id": call_id, "name": name, "ok": ok, "output": output, "mime": None}
         ms = int((time.monotonic() - started) * 1000)
         turn.emit([("tool.completed", {**done, "truncated": truncated, "ms": ms})])
         if not ok:
-            raise RequestError(REFUSED, note)
-        return str(answer)
+            raise RequestError(REFUSED, note, data)
+        return answer
 
     # -- terminal/*: declined unless c.Resolve.acp_terminal ------------------------------------
 

@@ -187,7 +187,7 @@ async def test_files_inside_the_root_are_read_and_written(server: Server, root: 
         ("read {root}/.hidden.txt", "hidden"),
         ("write /tmp/acp-escape.txt pwned", "outside the server root"),
         ("write {root}/../escape.txt pwned", "outside the server root"),
-        ("write {root}/analysis.ipynb {{}}", "notebook_propose"),
+        ("write {root}/analysis.ipynb {{}}", "not a notebook"),
         ("write {root}/.hidden.txt pwned", "hidden"),
         ("write {root}/.resolve/mcp-tokens.json {{}}", "hidden"),
         ("read {root}/.resolve/mcp-tokens.json", "hidden"),

@@ -1,9 +1,9 @@
 """An external agent for the tests, written against the official ACP SDK's agent side.
 
 Each prompt's first word says what it does (``stream``, ``edit``, ``permission``, ``read``,
-``write``, ``wait``, ``crash``, ``session``, ``remember``, ``recall``, ``mcp``, ``terminal``,
-``refuse``); its answer says what it saw, so a test reads the outcome in the run's text.
-Sessions are kept in ``$BENCH_STATE`` so that a restarted agent can load them.
+``write``, ``notebook``, ``wait``, ``crash``, ``session``, ``remember``, ``recall``, ``mcp``,
+``terminal``, ``refuse``); its answer says what it saw, so a test reads the outcome in the
+run's text. Sessions are kept in ``$BENCH_STATE`` so that a restarted agent can load them.
 """
 
 from __future__ import annotations
@@ -168,6 +168,29 @@ class BenchAgent:
             await self.text(session_id, f"error:{exc}")
             return
         await self.text(session_id, "wrote")
+
+    async def do_notebook(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+        """``notebook PATH edit``: cell 'cell-1' changed and a new cell after 'cell-2', written
+        back whole; ``notebook PATH new``: a notebook of one cell; ``notebook PATH bad``: a text
+        that is no notebook."""
+        path, mode = args[0], args[1]
+        text = "{'cells': not json"
+        if mode == "new":
+            cell = {"cell_type": "markdown", "metadata": {}, "source": "hi"}
+            text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]})
+        if mode == "edit":
+            read = await self.conn.read_text_file(session_id=session_id, path=path)
+            notebook = json.loads(read.content)
+            notebook["cells"][0]["source"] = "x = 4"
+            new = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+            notebook["cells"].insert(2, {**new, "source": "print(x * 2)"})
+            text = json.dumps(notebook, indent=1)
+        try:
+            answer = await self.conn.write_text_file(session_id=session_id, path=path, content=text)
+        except acp.RequestError as exc:
+            await self.text(session_id, f"error:{exc} data:{json.dumps(exc.data)}")
+            return
+        await self.text(session_id, f"wrote meta:{json.dumps(answer.field_meta)}")
 
     async def do_wait(self, session_id: str, args: list[str], prompt: list[Any]) -> str:
         await self.text(session_id, "waiting")
