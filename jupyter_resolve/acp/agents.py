@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 from .._version import __version__
+from ..admin_policy import AppliedPolicy
 from ..config import Resolve
 from ..contracts.acp_agents import AgentSpec, parse_agents, redact
-from ..contracts.errors import BadRequest
+from ..contracts.errors import BadRequest, Locked
 from ..notebook.tools import NotebookHost
 from ..tools.dispatch import ToolDispatcher
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from .client import Turn
 
+FEATURE = "acp_agents"  # the policy's name for the feature (contracts/admin_policy.py)
 STDERR_TAIL = 2_000
 SESSIONS = "acp-sessions"  # under the state dir: this project's session → the agent's
 
@@ -58,6 +60,7 @@ class AgentHost(NotebookHost, Protocol):
     root_dir: Path
     log: logging.Logger
     tools: ToolDispatcher  # the shell tool, for terminal/* (c.Resolve.acp_terminal)
+    policy: AppliedPolicy  # the administrator's (acp_agents switched off: chats are refused)
 
 
 class AgentProcess:
@@ -327,7 +330,16 @@ class AcpAgents:
             for name, spec in parse_agents(config.acp_agents).items()
         }
 
+    @property
+    def locked(self) -> bool:
+        """Whether the administrator's policy switched external agents off."""
+        return self.host.policy.feature_off(FEATURE)
+
     def get(self, name: str) -> AgentProcess:
+        """The agent a chat names: 403 ``locked`` while the policy switched agents off,
+        BadRequest for a name not configured."""
+        if self.locked:
+            raise Locked(self.host.policy.off_reason(FEATURE))
         agent = self.agents.get(name)
         if agent is None:
             known = ", ".join(sorted(self.agents)) or "none are configured (c.Resolve.acp_agents)"

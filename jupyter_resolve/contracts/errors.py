@@ -7,6 +7,7 @@
     │   └── BadMediaType         not a media type the artifact store keeps (a ValueError)
     ├── NotFound                 no such run, session, tool ... (404)
     ├── Conflict                 the state does not allow it (409)
+    ├── Locked                   a feature the administrator's policy switched off (403)
     ├── TooManyRequests          a caller went over a rate; ``retry_after`` seconds (429)
     ├── Unavailable              the gateway cannot serve this now: drift, runtime down (503)
     │   ├── RuntimeStartError    agent-httpd could not be started
@@ -57,6 +58,13 @@ class NotFound(ResolveError):
 class Conflict(ResolveError):
     status = 409
     code = "conflict"
+
+
+class Locked(ResolveError):
+    """A feature the administrator's policy switched off: set by the administrator (403)."""
+
+    status = 403
+    code = "locked"
 
 
 class TooManyRequests(ResolveError):

@@ -10,12 +10,14 @@ from .base import ResolveHandler, authorized
 
 
 class AgentsHandler(ResolveHandler):
-    """``{"agents": [{name, description, state: idle|running|error, error}]}``, by name."""
+    """``{"agents": [{name, description, state: idle|running|error, error}], "locked": bool}``,
+    by name; ``locked`` (and no agents) when the administrator's policy switched them off."""
 
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        self.answer({"agents": self.gateway.acp.listing()})
+        acp = self.gateway.acp
+        self.answer({"agents": [] if acp.locked else acp.listing(), "locked": acp.locked})
 
 
 routes: list[tuple[str, Any]] = [

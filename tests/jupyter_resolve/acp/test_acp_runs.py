@@ -72,6 +72,7 @@ def ends_once(stream: Stream, reason: str) -> None:
 async def test_agents_are_listed_in_the_panels_shape(server: Server) -> None:
     response = await server.get("/resolve/api/agents")
     assert response.status_code == 200
+    assert response.json()["locked"] is False  # no policy switched agents off
     agents = response.json()["agents"]
     assert [a["name"] for a in agents] == ["bench", "silent"]
     for agent in agents:
