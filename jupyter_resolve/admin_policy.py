@@ -60,7 +60,7 @@ class AppliedPolicy:
 
     def off_reason(self, feature: str) -> str:
         what = FEATURE_NAMES.get(feature, feature)
-        return f"{what} is switched off, set by the administrator (policy {self.source})"
+        return f"switched off: {what}, set by the administrator (policy {self.source})"
 
 
 def find_policy(
