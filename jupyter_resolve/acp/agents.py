@@ -9,8 +9,8 @@ when the agent offers it; the mapping is kept under ``.resolve/acp-sessions/``).
 fails to start or dies is marked ``error``, with the reason and the tail of its stderr (secrets
 withheld) in ``/resolve/api/health``; the next run starts it again. The server's stop stops it.
 
-The process lives in a task of its own (the SDK's context must be left by the task that
-entered it); runs talk to it from theirs.
+The process lives in a task of its own (the life cycle of ``sdk_session.py``: the SDK's context
+must be left by the task that entered it); runs talk to it from theirs.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._version import __version__
 from ..admin_policy import AppliedPolicy
@@ -32,6 +32,7 @@ from ..config import Resolve
 from ..contracts.acp_agents import AgentSpec, parse_agents, redact
 from ..contracts.errors import BadRequest, Locked
 from ..notebook.tools import NotebookHost
+from ..sdk_session import SessionUnavailable, SupervisedSession, missing_sdk
 from ..tools.dispatch import ToolDispatcher
 
 if TYPE_CHECKING:
@@ -40,17 +41,11 @@ if TYPE_CHECKING:
     from .client import Turn
 
 FEATURE = "acp_agents"  # the policy's name for the feature (contracts/admin_policy.py)
-STDERR_TAIL = 2_000
 SESSIONS = "acp-sessions"  # under the state dir: this project's session → the agent's
 
 
-class AgentUnavailable(Exception):
+class AgentUnavailable(SessionUnavailable):
     """The agent could not be reached: not started, died, or did not answer (a sentence)."""
-
-
-def reason(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 class AgentHost(NotebookHost, Protocol):
@@ -63,44 +58,30 @@ class AgentHost(NotebookHost, Protocol):
     policy: AppliedPolicy  # the administrator's (acp_agents switched off: chats are refused)
 
 
-class AgentProcess:
+class AgentProcess(SupervisedSession["ClientSideConnection"]):
     """One configured agent: its process, its state, its sessions, the turns being prompted."""
 
+    KIND, TASK = "external agent", "acp"
+    READY, FAILED = "running", "error"  # idle | starting | running | error | stopped
+    SLOW_START = "did not answer initialize within"
+    UNAVAILABLE = AgentUnavailable
+
     def __init__(self, name: str, spec: AgentSpec, host: AgentHost) -> None:
-        self.name = name
+        stderr_path = host.state_dir / "acp" / f"{name}.stderr.log"
+        timeout = host.config.acp_start_timeout
+        super().__init__(name, stderr_path=stderr_path, start_timeout=timeout, log=host.log)
         self.spec = spec
         self.host = host
-        self.state = "idle"  # idle | starting | running | error | stopped
-        self.error: str | None = None
-        self.starts = 0
         self.pid: int | None = None
         self.capabilities: dict[str, Any] = {}  # initialize's agentCapabilities, wire JSON
         self.turns: dict[str, Turn] = {}  # by the agent's session id
         self.sessions: dict[str, str] = {}  # this project's session → the agent's, this process
         self.mcp: Any = None  # the MCP server offered in its sessions (mcp_offer.py)
-        self._conn: ClientSideConnection | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stop = asyncio.Event()
-        self._lock = asyncio.Lock()
+        self._process: Any = None
         self._session_locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
 
-    @property
-    def stderr_path(self) -> Path:
-        return self.host.state_dir / "acp" / f"{self.name}.stderr.log"
-
-    def stderr_tail(self) -> str:
-        try:
-            with self.stderr_path.open("rb") as handle:
-                handle.seek(max(0, self.stderr_path.stat().st_size - STDERR_TAIL))
-                text = handle.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        return redact(text, self.spec.secrets()).strip()
-
-    def fail(self, why: str) -> str:
-        self.state, self.error = "error", redact(why, self.spec.secrets())
-        self.host.log.warning("external agent '%s': %s", self.name, self.error)
-        return self.error
+    def withhold(self, text: str) -> str:
+        return redact(text, self.spec.secrets())
 
     def listing(self) -> dict[str, Any]:
         """``GET /resolve/api/agents``' row: idle, running (starting too) or error."""
@@ -123,42 +104,15 @@ class AgentProcess:
             "stderr_tail": self.stderr_tail(),
         }
 
-    async def ensure(self) -> ClientSideConnection:
-        """The live connection, the agent started (and initialized) first when it is not."""
-        async with self._lock:
-            conn, task = self._conn, self._task
-            if conn is not None and task is not None and not task.done():
-                return conn
-            await self._shutdown()
-            try:
-                import acp  # noqa: F401  (the SDK, imported on first need)
-            except ImportError:
-                why = (
-                    "the 'agent-client-protocol' package is not installed: pip install "
-                    "'jupyter-resolve[acp]' to use c.Resolve.acp_agents"
-                )
-                raise AgentUnavailable(self.fail(why)) from None
-            self.starts += 1
-            self.state, self.error = "starting", None
-            ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # seen: below
-            self._stop = asyncio.Event()
-            self._task = asyncio.create_task(self._serve(ready), name=f"acp-{self.name}")
-            timeout = self.host.config.acp_start_timeout
-            try:
-                await asyncio.wait_for(asyncio.shield(ready), timeout)
-            except asyncio.TimeoutError:
-                why = f"did not answer initialize within {timeout:g} s"
-            except Exception as exc:
-                why = f"could not start: {reason(exc)}"
-            else:
-                self.state = "running"
-                assert self._conn is not None
-                return self._conn
-            await self._shutdown()
-            raise AgentUnavailable(self.fail(why))
+    def _import_sdk(self) -> None:
+        try:
+            import acp  # noqa: F401  (the SDK, imported on first need)
+        except ImportError:
+            why = missing_sdk("agent-client-protocol", "acp", "acp_agents")
+            raise AgentUnavailable(self.fail(why)) from None
 
-    async def _serve(self, ready: asyncio.Future[None]) -> None:
+    async def _open(self, stack: contextlib.AsyncExitStack) -> ClientSideConnection:
+        """The agent spawned and initialized (its stderr to the file health shows)."""
         from acp import spawn_agent_process
 
         from .client import AgentClient, Files
@@ -169,45 +123,28 @@ class AgentProcess:
         timeout = self.host.config.approval_timeout
         client = AgentClient(self.turns, files, timeout, notebooks=self.host)
         command = self.spec.command
-        stderr: IO[bytes] | None = None
-        try:
-            self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
-            stderr = open(self.stderr_path, "wb")  # closed in finally
-            os.chmod(self.stderr_path, 0o600)
-            async with (
-                spawn_agent_process(
-                    cast("Any", client),  # the SDK's Client protocol, less its unstable methods
-                    command[0],
-                    *command[1:],
-                    env=self.spec.env,
-                    cwd=str(self.host.root_dir),
-                    transport_kwargs={"stderr": stderr.fileno()},
-                ) as (conn, process)
-            ):
-                self.pid = process.pid
-                answer = await conn.initialize(**initialize_params(self.host.config))
-                self.capabilities = answer.model_dump(
-                    mode="json", by_alias=True, exclude_none=True
-                ).get("agentCapabilities", {})
-                self.mcp = McpOffer.make(self.host, self.name, self.capabilities)
-                self._conn = conn
-                ready.set_result(None)
-                await self._until_stopped_or_exited(process)
-        except Exception as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            elif self.state == "running":
-                self.fail(f"stopped: {reason(exc)}")
-        finally:
-            self._conn = None
-            self.sessions.clear()
-            if self.mcp is not None:
-                self.mcp.revoke()
-                self.mcp = None
-            if stderr is not None:
-                stderr.close()
+        stderr = self.open_stderr(stack)
+        conn, self._process = await stack.enter_async_context(
+            spawn_agent_process(
+                cast("Any", client),  # the SDK's Client protocol, less its unstable methods
+                command[0],
+                *command[1:],
+                env=self.spec.env,
+                cwd=str(self.host.root_dir),
+                transport_kwargs={"stderr": stderr.fileno()},
+            )
+        )
+        self.pid = self._process.pid
+        answer = await conn.initialize(**initialize_params(self.host.config))
+        dumped = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.capabilities = dumped.get("agentCapabilities", {})
+        self.mcp = McpOffer.make(self.host, self.name, self.capabilities)
+        return conn
 
-    async def _until_stopped_or_exited(self, process: Any) -> None:
+    async def _hold(self) -> None:
+        """Until the stop event (the SDK then closes the agent's stdin and gives it 2 s, then
+        SIGTERM, 2 s, then SIGKILL) or the process's exit, a failure."""
+        process = self._process
         stop = asyncio.create_task(self._stop.wait())
         exited = asyncio.create_task(process.wait())
         try:
@@ -218,6 +155,13 @@ class AgentProcess:
             self.fail(f"exited with code {process.returncode}; it starts again on the next run")
         else:
             exited.cancel()
+
+    def _closed(self) -> None:
+        self.pid = self._process = None
+        self.sessions.clear()
+        if self.mcp is not None:
+            self.mcp.revoke()
+            self.mcp = None
 
     async def exited(self, within: float) -> str | None:
         """Once the process has gone (waiting up to ``within`` s for it): why, else None."""
@@ -285,26 +229,6 @@ class AgentProcess:
         with os.fdopen(fd, "w") as handle:
             json.dump(stored, handle)
         os.replace(temp, path)
-
-    async def _shutdown(self) -> None:
-        task, self._task = self._task, None
-        if task is None:
-            return
-        self._stop.set()
-        if self._conn is None:
-            task.cancel()  # not started (no answer to initialize): nothing to wait for
-        # a started agent gets its stdin closed and 2 s, then SIGTERM, 2 s, then SIGKILL
-        await asyncio.wait({task}, timeout=10.0)
-        if not task.done():
-            task.cancel()
-        self._conn = None
-        self.pid = None
-
-    async def stop(self) -> None:
-        async with self._lock:
-            await self._shutdown()
-            if self.state != "error":
-                self.state = "stopped" if self.starts else "idle"
 
 
 def initialize_params(config: Resolve) -> dict[str, Any]:
