@@ -12,43 +12,21 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field
 
+from .process_spec import ProcessSpec, validated
 from .redaction import replace_forms, secret_forms
 
 AGENT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
 _AGENT_NAME = re.compile(AGENT_NAME)
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MIN_SECRET = 4  # shorter values are not treated as secrets ("1" is everywhere)
 WITHHELD = "[withheld: an external agent's secret]"
 
 
-class AgentSpec(BaseModel):
+class AgentSpec(ProcessSpec):
     """One external agent: the program speaking ACP on its stdin and stdout."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    command: list[str] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
     description: str = Field(default="", max_length=500)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, value: list[str]) -> list[str]:
-        if not value[0].strip():
-            raise ValueError("the first item must name the program to run")
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
-            if not _ENV_NAME.match(name):
-                raise ValueError(f"{name!r} is not an environment variable name")
-        return value
-
-    def secrets(self) -> list[str]:
-        return list(self.env.values())
 
 
 def is_agent_name(value: object) -> bool:
@@ -69,12 +47,7 @@ def parse_agents(raw: Mapping[str, Any]) -> dict[str, AgentSpec]:
             raise ValueError(
                 f"Resolve.acp_agents['{name}'] needs 'command' (a list: program and arguments)"
             )
-        try:
-            agents[name] = AgentSpec.model_validate(dict(spec))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"Resolve.acp_agents['{name}'].{where}: {err['msg']}") from None
+        agents[name] = validated(AgentSpec, spec, f"Resolve.acp_agents['{name}']")
     return agents
 
 

@@ -18,14 +18,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .process_spec import ENV_NAME, ProcessSpec, validated
 from .redaction import replace_forms, secret_forms
 
 PREFIX = "mcp."
 SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
 _HEADER = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Values shorter than this are not treated as secrets when redacting ("1" is everywhere).
 MIN_SECRET = 4
 WITHHELD = "[withheld: an MCP server secret]"
@@ -33,35 +33,12 @@ WITHHELD = "[withheld: an MCP server secret]"
 Effect = Literal["read", "write", "exec"]
 
 
-class StdioServer(BaseModel):
+class StdioServer(ProcessSpec):
     """A server started as a process speaking MCP on its stdin and stdout."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    command: list[str] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, value: list[str]) -> list[str]:
-        if not value[0].strip():
-            raise ValueError("the first item must name the program to run")
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
-            if not _ENV_NAME.match(name):
-                raise ValueError(f"{name!r} is not an environment variable name")
-        return value
 
     def describe(self) -> dict[str, Any]:
         # the program only: arguments and env values may hold secrets
         return {"transport": "stdio", "command": self.command[0]}
-
-    def secrets(self) -> list[str]:
-        return list(self.env.values())
 
 
 class HttpServer(BaseModel):
@@ -89,7 +66,7 @@ class HttpServer(BaseModel):
         for header, env in value.items():
             if not _HEADER.match(header):
                 raise ValueError(f"{header!r} is not an HTTP header name")
-            if not _ENV_NAME.match(env):
+            if not ENV_NAME.match(env):
                 raise ValueError(f"{header}: {env!r} is not an environment variable name")
         return value
 
@@ -117,12 +94,7 @@ def parse_servers(raw: Mapping[str, Any]) -> dict[str, ServerSpec]:
                 "arguments) or 'url'"
             )
         model: type[ServerSpec] = StdioServer if "command" in spec else HttpServer
-        try:
-            servers[name] = model.model_validate(dict(spec))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"Resolve.mcp_servers['{name}'].{where}: {err['msg']}") from None
+        servers[name] = validated(model, spec, f"Resolve.mcp_servers['{name}']")
     return servers
 
 
