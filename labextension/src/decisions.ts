@@ -103,6 +103,17 @@ export class Decisions {
     return this.notebookActions.liveSource(proposal.notebook, proposal.replaceCellId);
   }
 
+  /**
+   * Follow a waiting replacement's cell in the open notebook: `changed` (the card re-renders,
+   * its diff against the cell as it is now) on every change of its source. Returns what stops.
+   */
+  follow(proposal: IProposal, changed: () => void): () => void {
+    if (!proposal.replaceCellId || !this.notebookActions) {
+      return () => undefined;
+    }
+    return this.notebookActions.followSource(proposal.notebook, proposal.replaceCellId, changed);
+  }
+
   /** The source the card's diff shows the replaced cell as (null: the one the server read). */
   shownSource(proposal: IProposal): string | null {
     return targetSource(this.liveSource(proposal), this.stale[proposal.proposalId] ?? null);

@@ -8,7 +8,7 @@ import { Cell, CodeCell } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import * as api from './api';
 import { askTitle } from './promote';
-import { placement } from './proposal';
+import { placement, sourceFollower } from './proposal';
 import { describeError } from './request';
 import { INotebookActions, IResolveChat } from './tokens';
 
@@ -180,6 +180,43 @@ function openPanel(tracker: INotebookTracker, path: string): NotebookPanel | und
   return tracker.find(panel => panel.context.path === path);
 }
 
+/** Cell `cellId`'s source in the open notebook `path`, or null (not open, no such cell). */
+function liveSource(tracker: INotebookTracker, path: string, cellId: string): string | null {
+  const model = openPanel(tracker, path)?.content.model;
+  const cell = model?.sharedModel.cells.find(c => c.getId() === cellId);
+  return cell ? cell.getSource() : null;
+}
+
+/**
+ * Follow cell `cellId` of notebook `path`: every change of the open notebook's model (local
+ * or, through the shared document, another person's) is checked, and `changed` is called when
+ * the cell's source differs; a notebook opened later is followed from then on.
+ */
+function followSource(
+  tracker: INotebookTracker,
+  path: string,
+  cellId: string,
+  changed: () => void
+): () => void {
+  const check = sourceFollower(() => liveSource(tracker, path, cellId), changed);
+  let followed: NotebookPanel | undefined;
+  const attach = () => {
+    const panel = openPanel(tracker, path);
+    if (panel !== followed) {
+      followed?.context.model.contentChanged.disconnect(check);
+      followed = panel;
+      panel?.context.model.contentChanged.connect(check);
+    }
+    check();
+  };
+  attach();
+  tracker.widgetAdded.connect(attach);
+  return () => {
+    tracker.widgetAdded.disconnect(attach);
+    followed?.context.model.contentChanged.disconnect(check);
+  };
+}
+
 /**
  * How the panel reads and changes notebooks. Cells go in through the notebook's shared model,
  * as JupyterLab's own insert does, in one transaction: the person's unsaved edits stay, and
@@ -187,14 +224,8 @@ function openPanel(tracker: INotebookTracker, path: string): NotebookPanel | und
  */
 export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker): INotebookActions {
   return {
-    liveSource: (path, cellId) => {
-      const model = openPanel(tracker, path)?.content.model;
-      if (!model) {
-        return null;
-      }
-      const cell = model.sharedModel.cells.find(c => c.getId() === cellId);
-      return cell ? cell.getSource() : null;
-    },
+    liveSource: (path, cellId) => liveSource(tracker, path, cellId),
+    followSource: (path, cellId, changed) => followSource(tracker, path, cellId, changed),
     open: async (path, withKernel) => {
       let panel = openPanel(tracker, path);
       if (!panel) {

@@ -2,6 +2,7 @@
  * Where accepted cells go in the person's notebook and what they hold (pure: no I/O, no DOM);
  * notebook.ts applies the result to the open notebook's model.
  */
+import { IDiffLine, lineDiff } from './diff';
 import { IProposal } from './run';
 import { IProposedCell } from './events';
 import { NbOutput } from './validate';
@@ -85,6 +86,39 @@ export function acceptedCells(
 export function diffBases(proposal: IProposal, liveSource: string | null): (string | null)[] {
   const replaced = proposal.replaceCellId ? (liveSource ?? proposal.replacedSource) : null;
   return proposal.cells.map((_, i) => (i === 0 ? replaced : null));
+}
+
+/**
+ * The diffs a card shows: each proposed cell's source (`sources`, the person's drafts) against
+ * its base (see {@link diffBases}; `shown` is the replaced cell as the card shows it now), so
+ * a new `shown` gives a new diff for the first cell.
+ */
+export function cardDiffs(
+  proposal: IProposal,
+  shown: string | null,
+  sources: readonly string[]
+): IDiffLine[][] {
+  const bases = diffBases(proposal, shown);
+  return sources.map((source, i) => lineDiff(bases[i] ?? '', source));
+}
+
+/**
+ * A check to call on every change of the open notebook: it calls `changed` only when `read`
+ * (the replaced cell's source, null when not open) answers otherwise than the last time, so
+ * typing in another cell does not re-render the card.
+ */
+export function sourceFollower(
+  read: () => string | null,
+  changed: () => void
+): () => void {
+  let last = read();
+  return () => {
+    const now = read();
+    if (now !== last) {
+      last = now;
+      changed();
+    }
+  };
 }
 
 /** What an Accept of a replacement tells the server the person saw: `seen` (issue 40.2). */

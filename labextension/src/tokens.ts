@@ -28,6 +28,12 @@ export interface INotebookActions {
   /** The source of cell `cellId` in the open notebook `path`, or null (not open, no such cell). */
   liveSource(path: string, cellId: string): string | null;
   /**
+   * Call `changed` whenever the source of cell `cellId` in the open notebook `path` changes
+   * (another person's typing under real-time collaboration, the person's own otherwise, the
+   * notebook opened or closed). Returns what stops following.
+   */
+  followSource(path: string, cellId: string, changed: () => void): () => void;
+  /**
    * Open notebook `path` (or find it open) and wait until its model is ready, and with
    * `withKernel` its kernel too (started or attached, for Accept and run).
    */

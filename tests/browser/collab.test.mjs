@@ -21,12 +21,15 @@ const NOTEBOOK = JSON.stringify({
       source: '6 * 7',
       outputs: [{ output_type: 'execute_result', execution_count: 1, metadata: {}, data: { 'text/plain': '42' } }]
     },
-    { cell_type: 'code', id: 'cell-typing', metadata: {}, execution_count: null, source: '', outputs: [] }
+    { cell_type: 'code', id: 'cell-typing', metadata: {}, execution_count: null, source: '', outputs: [] },
+    { cell_type: 'code', id: 'cell-mine', metadata: {}, execution_count: null, source: 'mine = 1', outputs: [] }
   ]
 });
 
 // long enough that the promotion lands in the middle of it
 const TYPED = 'total = sum(range(10))  # typed while the other page promotes';
+// what the promoting page has typed, unsaved, before it promotes
+const MINE = '  # my own edit, unsaved';
 
 /** The open demo.ipynb of a page, as JSON (its model, unsaved typing included). */
 const pageNotebook = page =>
@@ -57,16 +60,31 @@ async function promoteFirstOutput(page, title) {
 /** The artifact id recorded on the output of cell-out in a notebook's JSON. */
 const recordedId = notebook =>
   notebook.cells.find(c => c.id === 'cell-out').outputs[0].metadata?.resolve?.artifact_id;
-const typedSource = notebook => {
-  const source = notebook.cells.find(c => c.id === 'cell-typing').source;
+const sourceOf = (notebook, id) => {
+  const source = notebook.cells.find(c => c.id === id).source;
   return Array.isArray(source) ? source.join('') : source;
 };
+const typedSource = notebook => sourceOf(notebook, 'cell-typing');
+const readDisk = root => JSON.parse(readFileSync(join(root, 'demo.ipynb'), 'utf8'));
+/** Whether a page's demo.ipynb has changes not saved. */
+const pageDirty = page =>
+  page.evaluate(
+    () => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.model.dirty
+  );
+
+/** Wait until the typed cell (the second) of page's notebook reads `typed`. */
+const waitForTyped = (page, typed) =>
+  page.waitForFunction(
+    typed => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb')
+      .context.model.sharedModel.cells[1].getSource() === typed,
+    typed
+  );
 
 /** Poll the saved file until check(notebook) holds (the room saves a moment after a change). */
 async function waitForDisk(root, check, timeout = 30_000) {
   const deadline = Date.now() + timeout;
   for (;;) {
-    const notebook = JSON.parse(readFileSync(join(root, 'demo.ipynb'), 'utf8'));
+    const notebook = readDisk(root);
     if (check(notebook) || Date.now() > deadline) return notebook;
     await new Promise(r => setTimeout(r, 250));
   }
@@ -102,9 +120,16 @@ const CONFIG = [
 ].join('\n');
 after(() => fake.close());
 
+// With collaboration the room does not save by itself here (it would 1 s after each change), so
+// the file on disk shows whether anything but the person saved the document.
 const VARIANTS = [
-  { name: 'with jupyter-collaboration', venv: join(repo, '.venv', 'collab'), collaborative: true },
-  { name: 'without jupyter-collaboration', venv: join(repo, '.venv'), collaborative: false }
+  {
+    name: 'with jupyter-collaboration',
+    venv: join(repo, '.venv', 'collab'),
+    collaborative: true,
+    config: 'c.YDocExtension.document_save_delay = None\n'
+  },
+  { name: 'without jupyter-collaboration', venv: join(repo, '.venv'), collaborative: false, config: '' }
 ];
 
 for (const variant of VARIANTS) {
@@ -114,7 +139,7 @@ for (const variant of VARIANTS) {
     before(async () => {
       const other = { ...JSON.parse(NOTEBOOK), cells: [] };
       const files = { 'demo.ipynb': NOTEBOOK, 'other.ipynb': JSON.stringify(other) };
-      lab = await startLab({ files, config: CONFIG, venv: variant.venv });
+      lab = await startLab({ files, config: CONFIG + variant.config, venv: variant.venv });
       promoter = await openLab(lab);
       typist = await openLab(lab);
     });
@@ -139,16 +164,29 @@ for (const variant of VARIANTS) {
             .collaborative
       );
       assert.equal(collaborative, variant.collaborative, 'the notebook is (not) shared as the variant says');
+      // the promoter has an unsaved edit of its own in a third cell
+      await promoter.page.locator('.jp-Cell').nth(2).locator('.jp-InputArea-editor').click();
+      await promoter.page.keyboard.press('End');
+      await promoter.page.keyboard.type(MINE);
+      assert.equal(sourceOf(await pageNotebook(promoter.page), 'cell-mine'), `mine = 1${MINE}`);
+      assert.equal(await pageDirty(promoter.page), true);
       await typist.page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
       const [id] = await Promise.all([
         promoteFirstOutput(promoter.page, 'the answer'),
         typist.page.keyboard.type(TYPED, { delay: 40 })
       ]);
       await shot(promoter.page, 'collab-promoted');
-      // the typist's page kept every character, and the promoter's page holds the id
+      // the typist's page kept every character, the promoter's page its own edit and the id
       assert.equal(typedSource(await pageNotebook(typist.page)), TYPED);
+      assert.equal(sourceOf(await pageNotebook(promoter.page), 'cell-mine'), `mine = 1${MINE}`);
       assert.equal(recordedId(await pageNotebook(promoter.page)), id);
       if (variant.collaborative) {
+        // the panel neither saved nor reverted the document: it is as the people left it,
+        // unsaved, and the file is as it was (only the person saves)
+        assert.equal(await pageDirty(promoter.page), true, 'the document is still unsaved');
+        const file = readDisk(lab.root);
+        assert.deepEqual(['cell-out', 'cell-typing', 'cell-mine'].map(c => sourceOf(file, c)), ['6 * 7', '', 'mine = 1']);
+        assert.equal(recordedId(file), undefined, 'nothing saved the file');
         // one shared document: both pages see both changes, and the room saves both to disk
         await typist.page.waitForFunction(
           id => JSON.stringify(
@@ -158,8 +196,12 @@ for (const variant of VARIANTS) {
         );
         assert.equal(recordedId(await pageNotebook(typist.page)), id);
         assert.equal(typedSource(await pageNotebook(promoter.page)), TYPED);
+        assert.equal(sourceOf(await pageNotebook(typist.page), 'cell-mine'), `mine = 1${MINE}`);
+        // the person saves: the room writes both people's changes and the id
+        await typist.page.keyboard.press('Control+s');
         const disk = await waitForDisk(lab.root, nb => typedSource(nb) === TYPED && recordedId(nb) === id);
         assert.equal(typedSource(disk), TYPED, 'every typed character on disk');
+        assert.equal(sourceOf(disk, 'cell-mine'), `mine = 1${MINE}`, "the promoter's edit on disk");
         assert.equal(recordedId(disk), id, 'the artifact id on the cell on disk');
       } else {
         // alone on the file: the server wrote the id to it
@@ -171,60 +213,131 @@ for (const variant of VARIANTS) {
       assert.deepEqual(typist.errors, []);
     });
 
-    test('a replace whose cell changed after its diff was shown is refused, the edit kept', async () => {
-      const page = promoter.page;
-      if (!variant.collaborative) {
-        // alone on the file, each page has its own copy: both start from the file as saved
-        const nb = JSON.parse(NOTEBOOK);
-        nb.cells[1].source = TYPED;
-        const put = await lab.api('api/contents/demo.ipynb', {
-          method: 'PUT',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ type: 'notebook', format: 'json', content: nb })
-        });
-        assert.equal(put.status, 200);
-        for (const p of [page, typist.page]) {
-          await p.evaluate(() =>
-            [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.revert()
-          );
-        }
+    /** Alone on the file each page has its own copy: both start from the file with `typed`. */
+    async function startFromFile(typed) {
+      const nb = JSON.parse(NOTEBOOK);
+      nb.cells[1].source = typed;
+      nb.cells[2].source = `mine = 1${MINE}`; // as the first test saved it
+      const put = await lab.api('api/contents/demo.ipynb', {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'notebook', format: 'json', content: nb })
+      });
+      assert.equal(put.status, 200);
+      for (const p of [promoter.page, typist.page]) {
+        await p.evaluate(() =>
+          [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.revert()
+        );
       }
+    }
+
+    /** Ask page's chat (bound to demo.ipynb) to replace the typed cell; its card, waiting. */
+    async function askReplace(page) {
       await page.locator('.jp-NotebookPanel-toolbar [data-command="resolve:ask-about-notebook"]').click();
       const panel = await openPanel(page);
       await panel.locator('.jp-resolve-bound', { hasText: 'demo.ipynb' }).waitFor();
       await send(page, 'Replace the typed cell');
       const card = panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-proposal');
       await card.waitFor({ timeout: 120_000 });
-      assert.equal(await card.locator('.jp-resolve-diff-del').first().innerText(), `-${TYPED}`);
-      // the other person changes the cell after the diff was shown
-      await typist.page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
-      await typist.page.keyboard.press('End');
-      await typist.page.keyboard.type(' + 1');
-      if (variant.collaborative) {
-        await page.waitForFunction(
-          typed => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb')
-            .context.model.sharedModel.cells[1].getSource() === typed,
-          `${TYPED} + 1`
-        );
-      } else {
-        // without a shared document the edit reaches the server when the other person saves
-        await typist.page.keyboard.press('Control+s');
-        await waitForDisk(lab.root, nb => typedSource(nb) === `${TYPED} + 1`);
+      return { panel, card };
+    }
+
+    /** Type `text` at the end of the typed cell in page. */
+    async function appendToTyped(page, text) {
+      await page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
+      await page.keyboard.press('End');
+      await page.keyboard.type(text);
+    }
+
+    test('a replace whose cell changed after Accept was sent is refused with the new diff, the edit kept', async () => {
+      const page = promoter.page;
+      if (!variant.collaborative) {
+        await startFromFile(TYPED);
       }
-      await card.locator('button.jp-resolve-accept').click();
-      await panel.locator('.jp-resolve-banner', { hasText: 'The cell changed since you saw this diff' }).waitFor();
-      // the card now shows the diff against the cell as it is, still waiting; the edit is kept
-      await card.locator('.jp-resolve-diff-del', { hasText: `${TYPED} + 1` }).waitFor();
+      const { panel, card } = await askReplace(page);
+      assert.equal(await card.locator('.jp-resolve-diff-del').first().innerText(), `-${TYPED}`);
+      const changed = `${TYPED} + 1`;
+      if (variant.collaborative) {
+        // the other person's edit reaches the room after this page sent its Accept: hold the
+        // Accept until the server reads the cell as changed
+        let posted, release;
+        const [sent, held] = [new Promise(resolve => (posted = resolve)), new Promise(resolve => (release = resolve))];
+        const proposals = /\/resolve\/api\/runs\/[^/]+\/proposals\/[^/?]+(\?.*)?$/;
+        await page.route(proposals, async route => {
+          if (route.request().method() === 'POST') {
+            posted(route.request().url());
+            await held;
+          }
+          await route.continue();
+        });
+        await card.locator('button.jp-resolve-accept').click();
+        const url = new URL(await Promise.race([sent, page.waitForTimeout(30_000).then(() => 'no Accept sent')]));
+        await appendToTyped(typist.page, ' + 1');
+        const viewPath = url.pathname.slice(new URL(lab.url).pathname.length);
+        const current = async () => (await (await lab.api(viewPath)).json()).current?.source;
+        for (let n = 0; (await current()) !== changed; n++) {
+          assert.ok(n < 300, 'the server reads the changed cell');
+          await page.waitForTimeout(100);
+        }
+        release();
+        await panel.locator('.jp-resolve-banner', { hasText: 'The cell changed since you saw this diff' }).waitFor();
+        await page.unroute(proposals);
+      } else {
+        // without a shared document the edit reaches the server when the other person saves;
+        // this page does not see it until its Accept is refused
+        await appendToTyped(typist.page, ' + 1');
+        await typist.page.keyboard.press('Control+s');
+        await waitForDisk(lab.root, nb => typedSource(nb) === changed);
+        await card.locator('button.jp-resolve-accept').click();
+        await panel.locator('.jp-resolve-banner', { hasText: 'The cell changed since you saw this diff' }).waitFor();
+      }
+      // the card shows the diff against the cell as it is, still waiting; the edit is kept
+      await card.locator('.jp-resolve-diff-del', { hasText: changed }).waitFor();
       assert.equal(await card.locator('.jp-resolve-proposal-status').innerText(), 'waiting for your review');
       await shot(card, `collab-stale-replace-${variant.collaborative}`);
-      assert.equal(typedSource(await pageNotebook(typist.page)), `${TYPED} + 1`);
+      assert.equal(typedSource(await pageNotebook(typist.page)), changed);
       if (variant.collaborative) {
-        assert.equal(typedSource(await pageNotebook(page)), `${TYPED} + 1`);
+        assert.equal(typedSource(await pageNotebook(page)), changed);
       }
-      assert.equal(typedSource(await waitForDisk(lab.root, nb => typedSource(nb) === `${TYPED} + 1`)), `${TYPED} + 1`);
       // the run ends: reject the proposal
       await card.locator('button.jp-resolve-reject').click();
       await card.locator('button.jp-resolve-reject-confirm').click();
+      await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
+    });
+
+    test("a replace's diff follows the cell while it waits; Accept replaces what it showed", async () => {
+      const page = promoter.page;
+      const before = `${TYPED} + 1`;
+      if (!variant.collaborative) {
+        await startFromFile(before);
+      }
+      const { panel, card } = await askReplace(page);
+      assert.equal(await card.locator('.jp-resolve-diff-del').first().innerText(), `-${before}`);
+      // with collaboration the other person edits the cell; without it, this page's person
+      const editor = variant.collaborative ? typist.page : page;
+      const edited = `${before} + 2`;
+      await appendToTyped(editor, ' + 2');
+      await waitForTyped(page, edited);
+      // the card shows the new diff without any click
+      await card.locator('.jp-resolve-diff-del', { hasText: edited }).waitFor();
+      assert.deepEqual(await card.locator('.jp-resolve-diff > div').allInnerTexts(), [`-${edited}`, '+total = 45']);
+      await shot(card, `collab-followed-diff-${variant.collaborative}`);
+      if (!variant.collaborative) {
+        // alone on the file the server checks the saved cell: the person saves the edit
+        await page.keyboard.press('Control+s');
+        await waitForDisk(lab.root, nb => typedSource(nb) === edited);
+      }
+      if (await panel.locator('.jp-resolve-banner').count()) await panel.locator('.jp-resolve-banner button').click();
+      await card.locator('button.jp-resolve-accept').click();
+      await card.locator('.jp-resolve-proposal-status', { hasText: /accepted/ }).waitFor({ timeout: 60_000 });
+      assert.equal(await panel.locator('.jp-resolve-banner').count(), 0, 'not refused');
+      // what the diff showed: the edited cell replaced by the proposed one, in every page
+      const pages = variant.collaborative ? [page, typist.page] : [page];
+      for (const p of pages) {
+        await waitForTyped(p, 'total = 45');
+        const sources = (await pageNotebook(p)).cells.map(c => (Array.isArray(c.source) ? c.source.join('') : c.source));
+        assert.deepEqual(sources, ['6 * 7', 'total = 45', `mine = 1${MINE}`]);
+      }
       await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
     });
 

@@ -58,3 +58,40 @@ describe('a refused Accept (409 stale_target)', () => {
     assert.equal(P.targetSource(null, null), null);
   });
 });
+
+describe("the card's diff follows the replaced cell while it waits", () => {
+  const text = diffs => diffs.map(d => d.map(l => `${l.op}${l.text}`));
+
+  test('a new source of the cell gives a new diff, and the Accept says that source was seen', async () => {
+    const proposal = { ...REPLACE, cells: [...REPLACE.cells, { cell_type: 'markdown', source: '# new' }] };
+    const sources = proposal.cells.map(c => c.source);
+    assert.deepEqual(text(P.cardDiffs(proposal, 'x = 1', sources)), [['-x = 1', '+x = 2'], ['+# new']]);
+    // another person (or the person) edits the cell: the same card, recomputed
+    const edited = 'x = 1\ny = x + 1';
+    assert.deepEqual(text(P.cardDiffs(proposal, edited, sources)), [['-x = 1', '-y = x + 1', '+x = 2'], ['+# new']]);
+    const shown = P.diffBases(proposal, edited)[0];
+    assert.deepEqual(await P.seenTarget(proposal, shown), { cell_id: 'cell-b', sha256: sha256(edited) });
+    // the person's drafts are diffed too; not open in this page: the source the server read
+    assert.deepEqual(text(P.cardDiffs(proposal, null, ['x = 1  # as the server read it\nz = 0', '# new'])), [
+      [' x = 1  # as the server read it', '+z = 0'],
+      ['+# new']
+    ]);
+    // an insertion has nothing to follow: all new
+    assert.deepEqual(text(P.cardDiffs({ ...proposal, replaceCellId: null }, edited, sources)), [['+x = 2'], ['+# new']]);
+  });
+
+  test('only a change of that cell re-renders the card', () => {
+    let source = 'x = 1';
+    let renders = 0;
+    const check = P.sourceFollower(() => source, () => renders++);
+    check(); // another cell changed
+    assert.equal(renders, 0);
+    source = 'x = 12';
+    check();
+    check();
+    assert.equal(renders, 1);
+    source = null; // the notebook closed
+    check();
+    assert.equal(renders, 2);
+  });
+});

@@ -4,11 +4,11 @@
  * Reject (with an optional reason). Everything from the model is shown as text.
  */
 import * as React from 'react';
-import { IDiffLine, lineDiff } from '../diff';
+import { IDiffLine } from '../diff';
 import { IProposedCell } from '../events';
 import { decisionLabel } from '../labels';
 import { ChatModel } from '../model';
-import { diffBases } from '../proposal';
+import { cardDiffs, diffBases } from '../proposal';
 import { IProposal, IRunView } from '../run';
 
 const DIFF_CLASS = {
@@ -44,6 +44,7 @@ function ProposedCell(props: {
   readonly cell: IProposedCell;
   readonly index: number;
   readonly base: string | null;
+  readonly diff: IDiffLine[];
   readonly editing: boolean;
   readonly onEdit: (source: string) => void;
 }): JSX.Element {
@@ -62,7 +63,7 @@ function ProposedCell(props: {
           onChange={e => props.onEdit(e.target.value)}
         />
       ) : (
-        <Diff lines={lineDiff(base ?? '', cell.source)} />
+        <Diff lines={props.diff} />
       )}
     </div>
   );
@@ -142,6 +143,30 @@ function RejectReason(props: {
   );
 }
 
+/**
+ * The bases and diffs of a card. While it waits, the diff follows the replaced cell in the open
+ * notebook (issue 40.2): each change of its source re-renders the card against it.
+ */
+function useFollowedDiffs(
+  model: ChatModel,
+  proposal: IProposal,
+  waiting: boolean,
+  shown: readonly IProposedCell[]
+): { bases: (string | null)[]; diffs: IDiffLine[][] } {
+  const [, followed] = React.useReducer((n: number) => n + 1, 0);
+  React.useEffect(
+    () => (waiting ? model.decisions.follow(proposal, followed) : undefined),
+    [model, proposal.proposalId, waiting]
+  );
+  const target = model.decisions.shownSource(proposal);
+  const sources = shown.map(c => c.source);
+  const diffs = React.useMemo(
+    () => cardDiffs(proposal, target, sources),
+    [proposal, target, sources.join('\u0000')]
+  );
+  return { bases: diffBases(proposal, target), diffs };
+}
+
 /** A `notebook_propose` card, with the decision the person makes on it. */
 export function ProposalCard(props: {
   readonly model: ChatModel;
@@ -153,7 +178,6 @@ export function ProposalCard(props: {
   const [drafts, setDrafts] = React.useState<string[]>(() => proposal.cells.map(c => c.source));
   const [rejecting, setRejecting] = React.useState(false);
   const [reason, setReason] = React.useState('');
-  const bases = diffBases(proposal, model.decisions.shownSource(proposal));
   const busy = model.decisions.deciding[proposal.proposalId] ?? null;
   const waiting = proposal.status === 'waiting';
   const edited = drafts.some((d, i) => d !== proposal.cells[i]?.source);
@@ -161,6 +185,7 @@ export function ProposalCard(props: {
     ...c,
     source: drafts[i] ?? c.source
   }));
+  const { bases, diffs } = useFollowedDiffs(model, proposal, waiting, shown);
   const accept = (run_: boolean) =>
     void model.decisions.proposal(run, proposal, {
       decision: 'accept',
@@ -196,6 +221,7 @@ export function ProposalCard(props: {
           cell={cell}
           index={i}
           base={bases[i]}
+          diff={diffs[i]}
           editing={editing && waiting}
           onEdit={source => edit(i, source)}
         />
