@@ -76,12 +76,15 @@ class NotebookArguments(BaseModel):
 
 class SeenTarget(BaseModel):
     """The replaced cell as the person saw it when deciding: its id and the sha256 of its
-    source (UTF-8, hex). An accept whose target changed since is refused (DESIGN 9.2)."""
+    source (UTF-8, hex), and ``base_sha256``, the sha256 of the source the proposal carried
+    (its ``replaced_source``), from a page whose own unsaved edit may be what it showed. An
+    accept whose target changed since is refused (DESIGN 9.2)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     cell_id: str = Field(min_length=1, max_length=256)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    base_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class ProposalDecisionRequest(BaseModel):

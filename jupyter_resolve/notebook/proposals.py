@@ -9,6 +9,13 @@ A replace proposal is accepted only while its target cell still reads as the per
 (``seen``: the source's sha256): otherwise the answer is 409 ``stale_target`` with the cell's
 current source, so the card shows the new diff and the person decides again (DESIGN 9.2). An
 accept without ``seen`` (older clients, ``%resolve``) is taken as it is and logged.
+
+Without collaboration a page's diff is against its own model, which may hold the person's
+unsaved edit of the cell, not the saved file the server reads. Such a page adds
+``seen.base_sha256``, the digest of the source the proposal carried: when the cell still reads
+so (the file unchanged since the proposal), the difference is the person's own edit, which the
+card showed and the page replaces, and the accept is taken. A base other than the proposal's
+own counts for nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ class Proposal:
     future: asyncio.Future[Any]
     state: State = "waiting"
     replace_cell_id: str | None = None
+    # sha256 of the target's source when the proposal was made (its ``replaced_source``)
+    replaced_sha256: str | None = None
 
     def view(self) -> dict[str, Any]:
         """``GET .../proposals/{proposal_id}``, before the target's current source is added."""
@@ -97,7 +106,10 @@ def check_seen(proposal: Proposal, body: ProposalDecisionRequest, current: str |
             cell_id=target,
             source=None,
         )
-    if source_digest(current) != body.seen.sha256:
+    now = source_digest(current)
+    base = body.seen.base_sha256
+    unchanged = base is not None and base == proposal.replaced_sha256 and now == base
+    if now != body.seen.sha256 and not unchanged:
         raise StaleTarget(
             f"cell '{target}' of {proposal.notebook} changed since the proposal was shown: "
             "look at the new diff and decide again",
@@ -119,10 +131,14 @@ class Proposals:
         notebook: str,
         cells: list[ProposedCell],
         replace_cell_id: str | None = None,
+        replaced: str | None = None,
     ) -> Proposal:
+        """``replaced``: the target's source as the proposal carries it."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         proposal = Proposal(new_id("proposal"), run.run_id, call_id, notebook, cells, future)
         proposal.replace_cell_id = replace_cell_id
+        if replace_cell_id and replaced is not None:
+            proposal.replaced_sha256 = source_digest(replaced)
         self.by_id[proposal.proposal_id] = proposal
         while len(self.by_id) > MAX_KEPT:
             self.by_id.popitem(last=False)

@@ -246,7 +246,9 @@ async def notebook_propose(host: NotebookHost, request: ToolCallRequest) -> Tool
             replaced = await user.cell_source(path, args.replace_cell_id)
     except ResolveError as exc:
         return _failed(request.name, exc)
-    proposal = host.proposals.open(run, request.call_id, path, args.cells, args.replace_cell_id)
+    proposal = host.proposals.open(
+        run, request.call_id, path, args.cells, args.replace_cell_id, replaced
+    )
     event: dict[str, Any] = {
         "call_id": request.call_id,
         "proposal_id": proposal.proposal_id,

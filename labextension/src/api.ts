@@ -272,7 +272,12 @@ export interface IProposalDecision {
   readonly cells?: IProposedCell[];
   readonly reason?: string;
   /** The replaced cell as the person saw it; a 409 stale_target if it changed since. */
-  readonly seen?: { readonly cell_id: string; readonly sha256: string };
+  readonly seen?: {
+    readonly cell_id: string;
+    readonly sha256: string;
+    /** Without collaboration: the digest of the source the proposal carried. */
+    readonly base_sha256?: string;
+  };
 }
 
 /** `POST resolve/api/runs/{id}/proposals/{proposal_id}`. */

@@ -4,7 +4,7 @@
  */
 import * as api from './api';
 import { IProposedCell } from './events';
-import { acceptedCells, seenTarget, staleTarget, targetSource } from './proposal';
+import { acceptedCells, diskChange, IRefusal, seenTarget, staleTarget, targetSource } from './proposal';
 import { describeError, ResolveRequestError } from './request';
 import { IProposal, IRunView } from './run';
 import { INotebookActions } from './tokens';
@@ -41,7 +41,9 @@ async function decideProposal(
   if (accept && !actions) {
     throw new Error('the notebook integration is not loaded');
   }
-  const seen = accept ? await seenTarget(proposal, choice.shownTarget ?? null) : null;
+  // the page's own notebook (not shared) is what the card showed and what the cells replace
+  const own = actions?.shared(proposal.notebook) === false;
+  const seen = accept ? await seenTarget(proposal, choice.shownTarget ?? null, own) : null;
   if (accept) {
     await actions!.open(proposal.notebook, choice.run === true);
   }
@@ -93,7 +95,7 @@ export class Decisions {
    * What a 409 `stale_target` said each proposal's replaced cell reads now, and what the open
    * notebook held then (see {@link targetSource}).
    */
-  stale: { [proposalId: string]: { source: string | null; live: string | null } } = {};
+  stale: { [proposalId: string]: IRefusal } = {};
 
   /** The replaced cell's source in the open notebook, or null (not open, not a replacement). */
   liveSource(proposal: IProposal): string | null {
@@ -114,9 +116,21 @@ export class Decisions {
     return this.notebookActions.followSource(proposal.notebook, proposal.replaceCellId, changed);
   }
 
+  /** Whether the proposal's notebook is open here as a shared document (null: not open). */
+  private _shared(proposal: IProposal): boolean | null {
+    return this.notebookActions?.shared(proposal.notebook) ?? null;
+  }
+
   /** The source the card's diff shows the replaced cell as (null: the one the server read). */
   shownSource(proposal: IProposal): string | null {
-    return targetSource(this.liveSource(proposal), this.stale[proposal.proposalId] ?? null);
+    const stale = this.stale[proposal.proposalId] ?? null;
+    return targetSource(this.liveSource(proposal), stale, this._shared(proposal));
+  }
+
+  /** The replaced cell as the saved file holds it, when someone saved it since (see diskChange). */
+  diskSource(proposal: IProposal): string | null {
+    const stale = this.stale[proposal.proposalId] ?? null;
+    return diskChange(this.liveSource(proposal), stale, this._shared(proposal));
   }
 
   /** A 409 `stale_target`: the card shows the cell as the server now reads it. */
@@ -127,10 +141,14 @@ export class Decisions {
       [proposal.proposalId]: { source: current?.source ?? null, live: this.liveSource(proposal) }
     };
     const gone = current !== null && current.source === null;
+    const onDisk = this.diskSource(proposal) !== null;
     this._report({
       notice: gone
         ? error.message
-        : 'The cell changed since you saw this diff: check the diff as it is now and decide again.'
+        : onDisk
+          ? 'The cell changed since you saw this diff: the saved file holds another version of ' +
+            'it (saved elsewhere). Reload the notebook from disk, or save yours, then decide again.'
+          : 'The cell changed since you saw this diff: check the diff as it is now and decide again.'
     });
   }
 

@@ -225,6 +225,10 @@ function followSource(
 export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker): INotebookActions {
   return {
     liveSource: (path, cellId) => liveSource(tracker, path, cellId),
+    shared: path => {
+      const panel = openPanel(tracker, path);
+      return panel ? panel.context.model.collaborative === true : null;
+    },
     followSource: (path, cellId, changed) => followSource(tracker, path, cellId, changed),
     open: async (path, withKernel) => {
       let panel = openPanel(tracker, path);

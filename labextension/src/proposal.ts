@@ -126,25 +126,41 @@ export interface ISeenTarget {
   readonly cell_id: string;
   /** sha256 (hex) of the UTF-8 source the card showed the proposal against. */
   readonly sha256: string;
+  /**
+   * sha256 of the source the proposal carried (what the file held then), sent from a page
+   * whose notebook is its own (no collaboration): the server then takes the Accept while the
+   * file still reads so, the difference being the person's own unsaved edit.
+   */
+  readonly base_sha256?: string;
+}
+
+async function sha256Hex(subtle: SubtleCrypto, text: string): Promise<string> {
+  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
 }
 
 /**
  * The `seen` of an Accept: the replaced cell and the digest of `shown`, the source its diff
  * showed (its first diff base), so the server refuses (409 stale_target) if the cell changed
- * since. Null for an insertion, or where the page has no Web Crypto (plain HTTP off localhost):
- * the server then accepts as before.
+ * since; with `withBase` (the page's own notebook) also the base the proposal carried. Null
+ * for an insertion, or where the page has no Web Crypto (plain HTTP off localhost): the server
+ * then accepts as before.
  */
 export async function seenTarget(
   proposal: IProposal,
-  shown: string | null
+  shown: string | null,
+  withBase = false
 ): Promise<ISeenTarget | null> {
   const subtle = globalThis.crypto?.subtle;
   if (!proposal.replaceCellId || shown === null || shown === undefined || !subtle) {
     return null;
   }
-  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(shown));
-  const hex = [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
-  return { cell_id: proposal.replaceCellId, sha256: hex };
+  const seen = { cell_id: proposal.replaceCellId, sha256: await sha256Hex(subtle, shown) };
+  const base = proposal.replacedSource;
+  if (!withBase || typeof base !== 'string') {
+    return seen;
+  }
+  return { ...seen, base_sha256: await sha256Hex(subtle, base) };
 }
 
 /** What a 409 `stale_target` said the replaced cell is now (`current`; source null: gone). */
@@ -167,19 +183,46 @@ export function staleTarget(body: unknown): IStaleTarget | null {
   return { cellId: cell_id, source: typeof source === 'string' ? source : null };
 }
 
+/** What a 409 said the replaced cell reads now, and what the open notebook held then. */
+export interface IRefusal {
+  readonly source: string | null;
+  readonly live: string | null;
+}
+
 /**
  * The source a replacement's card shows its diff against: the open notebook's cell (`live`),
- * unless a 409 said the cell now reads otherwise (`stale`: the server's source and what the
- * open notebook held then): its source wins until the open notebook's cell changes again
- * (without real-time collaboration another person's edit reaches this page only through the
- * file, and the server's answer).
+ * unless a 409 said the cell now reads otherwise (`stale`): under real-time collaboration
+ * (`shared`) or with the notebook not open here, its source wins until the open notebook's cell
+ * changes again. A page's own notebook (no collaboration) is always what the card shows: an
+ * Accept replaces the cell there, so the diff is against it (see {@link diskChange}).
  */
 export function targetSource(
   live: string | null,
-  stale: { readonly source: string | null; readonly live: string | null } | null
+  stale: IRefusal | null,
+  shared: boolean | null = true
 ): string | null {
+  if (live !== null && shared === false) {
+    return live;
+  }
   if (stale && stale.source !== null && stale.live === live) {
     return stale.source;
   }
   return live;
+}
+
+/**
+ * The cell as the saved file holds it, when a 409 said it reads otherwise than this page's own
+ * notebook (no collaboration, open here): someone saved the file since the proposal. The card
+ * says so and an Accept is refused again until the person reloads the notebook from disk (the
+ * page then holds the file's cell) or saves theirs over it. Null otherwise.
+ */
+export function diskChange(
+  live: string | null,
+  stale: IRefusal | null,
+  shared: boolean | null
+): string | null {
+  if (shared !== false || live === null || !stale || stale.source === null) {
+    return null;
+  }
+  return stale.source !== live ? stale.source : null;
 }

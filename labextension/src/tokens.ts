@@ -28,6 +28,11 @@ export interface INotebookActions {
   /** The source of cell `cellId` in the open notebook `path`, or null (not open, no such cell). */
   liveSource(path: string, cellId: string): string | null;
   /**
+   * Whether the open notebook `path` is a shared document (real-time collaboration); null when
+   * it is not open.
+   */
+  shared(path: string): boolean | null;
+  /**
    * Call `changed` whenever the source of cell `cellId` in the open notebook `path` changes
    * (another person's typing under real-time collaboration, the person's own otherwise, the
    * notebook opened or closed). Returns what stops following.

@@ -3,9 +3,20 @@
 // speaking the OpenAI wire format proposes the cells.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { dismissToasts, openLab, openPanel, repo, send, settleNotebook, shot, startLab, waitForLab } from './lab.mjs';
+import {
+  appendToCell,
+  pageDirty,
+  pageNotebook,
+  readDisk,
+  reloadFromDisk,
+  sourceOf,
+  typedSource,
+  waitForDisk,
+  waitForTyped
+} from './demo-notebook.mjs';
 import { startFakeOpenAI, textOf } from './fake-openai.mjs';
 
 const NOTEBOOK = JSON.stringify({
@@ -30,13 +41,8 @@ const NOTEBOOK = JSON.stringify({
 const TYPED = 'total = sum(range(10))  # typed while the other page promotes';
 // what the promoting page has typed, unsaved, before it promotes
 const MINE = '  # my own edit, unsaved';
-
-/** The open demo.ipynb of a page, as JSON (its model, unsaved typing included). */
-const pageNotebook = page =>
-  page.evaluate(() => {
-    const nb = [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb');
-    return nb.context.model.toJSON();
-  });
+// another unsaved edit of this page's, made while a replace proposal waits
+const KEPT = '  # and kept';
 
 async function openDemo(session, lab) {
   await session.page.goto(lab.url + 'lab/tree/demo.ipynb');
@@ -60,36 +66,6 @@ async function promoteFirstOutput(page, title) {
 /** The artifact id recorded on the output of cell-out in a notebook's JSON. */
 const recordedId = notebook =>
   notebook.cells.find(c => c.id === 'cell-out').outputs[0].metadata?.resolve?.artifact_id;
-const sourceOf = (notebook, id) => {
-  const source = notebook.cells.find(c => c.id === id).source;
-  return Array.isArray(source) ? source.join('') : source;
-};
-const typedSource = notebook => sourceOf(notebook, 'cell-typing');
-const readDisk = root => JSON.parse(readFileSync(join(root, 'demo.ipynb'), 'utf8'));
-/** Whether a page's demo.ipynb has changes not saved. */
-const pageDirty = page =>
-  page.evaluate(
-    () => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.model.dirty
-  );
-
-/** Wait until the typed cell (the second) of page's notebook reads `typed`. */
-const waitForTyped = (page, typed) =>
-  page.waitForFunction(
-    typed => [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb')
-      .context.model.sharedModel.cells[1].getSource() === typed,
-    typed
-  );
-
-/** Poll the saved file until check(notebook) holds (the room saves a moment after a change). */
-async function waitForDisk(root, check, timeout = 30_000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const notebook = readDisk(root);
-    if (check(notebook) || Date.now() > deadline) return notebook;
-    await new Promise(r => setTimeout(r, 250));
-  }
-}
-
 /** The model: replaces the typed cell when asked, then says it is done once told the result. */
 function reply(body) {
   const messages = body.messages ?? [];
@@ -224,11 +200,7 @@ for (const variant of VARIANTS) {
         body: JSON.stringify({ type: 'notebook', format: 'json', content: nb })
       });
       assert.equal(put.status, 200);
-      for (const p of [promoter.page, typist.page]) {
-        await p.evaluate(() =>
-          [...window.jupyterapp.shell.widgets('main')].find(w => w.context?.path === 'demo.ipynb').context.revert()
-        );
-      }
+      for (const p of [promoter.page, typist.page]) await reloadFromDisk(p);
     }
 
     /** Ask page's chat (bound to demo.ipynb) to replace the typed cell; its card, waiting. */
@@ -242,12 +214,7 @@ for (const variant of VARIANTS) {
       return { panel, card };
     }
 
-    /** Type `text` at the end of the typed cell in page. */
-    async function appendToTyped(page, text) {
-      await page.locator('.jp-Cell').nth(1).locator('.jp-InputArea-editor').click();
-      await page.keyboard.press('End');
-      await page.keyboard.type(text);
-    }
+    const appendToTyped = (page, text) => appendToCell(page, 1, text);
 
     test('a replace whose cell changed after Accept was sent is refused with the new diff, the edit kept', async () => {
       const page = promoter.page;
@@ -291,8 +258,25 @@ for (const variant of VARIANTS) {
         await card.locator('button.jp-resolve-accept').click();
         await panel.locator('.jp-resolve-banner', { hasText: 'The cell changed since you saw this diff' }).waitFor();
       }
+      if (!variant.collaborative) {
+        // this page still holds the cell its card showed, which an Accept would replace: the
+        // diff stays against it, and the card says the file changed, with the diff against it
+        const disk = card.locator('.jp-resolve-proposal-disk');
+        await disk.locator('.jp-resolve-diff-del', { hasText: changed }).waitFor();
+        assert.match(await disk.innerText(), /file on disk changed/);
+        const own = card.locator('.jp-resolve-proposal-cell .jp-resolve-diff > div');
+        assert.deepEqual(await own.allInnerTexts(), [`-${TYPED}`, '+total = 45']);
+        // a second Accept replaces nothing: refused again, this page's cell as it was
+        await panel.locator('.jp-resolve-banner button').click();
+        await card.locator('button.jp-resolve-accept').click();
+        await panel.locator('.jp-resolve-banner', { hasText: 'saved file holds another version' }).waitFor();
+        assert.equal(typedSource(await pageNotebook(page)), TYPED);
+        // reloaded from disk, this page holds the saved cell: the card's diff is against it
+        await reloadFromDisk(page);
+        await disk.waitFor({ state: 'detached' });
+      }
       // the card shows the diff against the cell as it is, still waiting; the edit is kept
-      await card.locator('.jp-resolve-diff-del', { hasText: changed }).waitFor();
+      await card.locator('.jp-resolve-proposal-cell .jp-resolve-diff-del', { hasText: changed }).waitFor();
       assert.equal(await card.locator('.jp-resolve-proposal-status').innerText(), 'waiting for your review');
       await shot(card, `collab-stale-replace-${variant.collaborative}`);
       assert.equal(typedSource(await pageNotebook(typist.page)), changed);
@@ -322,11 +306,9 @@ for (const variant of VARIANTS) {
       await card.locator('.jp-resolve-diff-del', { hasText: edited }).waitFor();
       assert.deepEqual(await card.locator('.jp-resolve-diff > div').allInnerTexts(), [`-${edited}`, '+total = 45']);
       await shot(card, `collab-followed-diff-${variant.collaborative}`);
-      if (!variant.collaborative) {
-        // alone on the file the server checks the saved cell: the person saves the edit
-        await page.keyboard.press('Control+s');
-        await waitForDisk(lab.root, nb => typedSource(nb) === edited);
-      }
+      // the person has an unsaved edit in another cell too; alone, nothing is saved: the Accept
+      // is taken against the person's own edit (the file unchanged since the proposal)
+      await appendToCell(page, 2, KEPT);
       if (await panel.locator('.jp-resolve-banner').count()) await panel.locator('.jp-resolve-banner button').click();
       await card.locator('button.jp-resolve-accept').click();
       await card.locator('.jp-resolve-proposal-status', { hasText: /accepted/ }).waitFor({ timeout: 60_000 });
@@ -336,7 +318,11 @@ for (const variant of VARIANTS) {
       for (const p of pages) {
         await waitForTyped(p, 'total = 45');
         const sources = (await pageNotebook(p)).cells.map(c => (Array.isArray(c.source) ? c.source.join('') : c.source));
-        assert.deepEqual(sources, ['6 * 7', 'total = 45', `mine = 1${MINE}`]);
+        assert.deepEqual(sources, ['6 * 7', 'total = 45', `mine = 1${MINE}${KEPT}`]);
+      }
+      if (!variant.collaborative) {
+        assert.equal(await pageDirty(page), true, 'still unsaved');
+        assert.equal(typedSource(readDisk(lab.root)), before, 'the file as the proposal found it');
       }
       await panel.locator('.jp-resolve-assistant').last().locator('.jp-resolve-footer', { hasText: 'done' }).waitFor({ timeout: 120_000 });
     });

@@ -95,3 +95,34 @@ describe("the card's diff follows the replaced cell while it waits", () => {
     assert.equal(renders, 2);
   });
 });
+
+describe("without collaboration the page's own notebook is what the card shows (issue 40, nothing lost)", () => {
+  test('an Accept from its own notebook sends the base the proposal carried', async () => {
+    const edited = 'x = 1  # my unsaved edit';
+    assert.deepEqual(await P.seenTarget(REPLACE, edited, true), {
+      cell_id: 'cell-b',
+      sha256: sha256(edited),
+      base_sha256: sha256(REPLACE.replacedSource)
+    });
+    // shared (or an event without the source): no base, the check of before
+    assert.equal((await P.seenTarget(REPLACE, edited, false)).base_sha256, undefined);
+    assert.equal((await P.seenTarget({ ...REPLACE, replacedSource: null }, edited, true)).base_sha256, undefined);
+  });
+
+  test("after a 409 the diff stays against the page's cell, and the file's other version is told", () => {
+    const stale = { source: 'x = 1 + 1', live: 'x = 1  # mine' };
+    // never the server's source while this page holds another: that is what an Accept replaces
+    assert.equal(P.targetSource('x = 1  # mine', stale, false), 'x = 1  # mine');
+    assert.equal(P.diskChange('x = 1  # mine', stale, false), 'x = 1 + 1');
+    // reloaded from disk: the page holds the file's cell, nothing more to tell
+    assert.equal(P.targetSource('x = 1 + 1', stale, false), 'x = 1 + 1');
+    assert.equal(P.diskChange('x = 1 + 1', stale, false), null);
+    // shared, not open here, no refusal, or the cell gone: nothing about the file
+    assert.equal(P.diskChange('x = 1  # mine', stale, true), null);
+    assert.equal(P.diskChange(null, stale, null), null);
+    assert.equal(P.diskChange('x = 1', null, false), null);
+    assert.equal(P.diskChange('x = 1', { source: null, live: 'x = 1' }, false), null);
+    // shared: the server's source until the cell changes again, as before
+    assert.equal(P.targetSource('x = 1  # mine', stale, true), 'x = 1 + 1');
+  });
+});

@@ -152,7 +152,7 @@ function useFollowedDiffs(
   proposal: IProposal,
   waiting: boolean,
   shown: readonly IProposedCell[]
-): { bases: (string | null)[]; diffs: IDiffLine[][] } {
+): { bases: (string | null)[]; diffs: IDiffLine[][]; disk: IDiffLine[] | null } {
   const [, followed] = React.useReducer((n: number) => n + 1, 0);
   React.useEffect(
     () => (waiting ? model.decisions.follow(proposal, followed) : undefined),
@@ -164,7 +164,26 @@ function useFollowedDiffs(
     () => cardDiffs(proposal, target, sources),
     [proposal, target, sources.join('\u0000')]
   );
-  return { bases: diffBases(proposal, target), diffs };
+  const saved = model.decisions.diskSource(proposal);
+  const disk = saved === null ? null : cardDiffs(proposal, saved, sources.slice(0, 1))[0];
+  return { bases: diffBases(proposal, target), diffs, disk };
+}
+
+/**
+ * Without collaboration, after a refused Accept: the saved file's cell is not the one this
+ * page holds (someone saved it since). Its diff, and what to do first; an Accept meanwhile is
+ * refused again, never replacing a cell other than the one the card shows.
+ */
+function DiskChange(props: { readonly diff: IDiffLine[] }): JSX.Element {
+  return (
+    <div className="jp-resolve-proposal-disk" role="note">
+      <div className="jp-resolve-proposal-cell-head">
+        The file on disk changed since (another person saved it): reload the notebook from disk
+        to decide on its cell, or save yours first. Against the file, the diff reads:
+      </div>
+      <Diff lines={props.diff} />
+    </div>
+  );
 }
 
 /** A `notebook_propose` card, with the decision the person makes on it. */
@@ -185,7 +204,7 @@ export function ProposalCard(props: {
     ...c,
     source: drafts[i] ?? c.source
   }));
-  const { bases, diffs } = useFollowedDiffs(model, proposal, waiting, shown);
+  const { bases, diffs, disk } = useFollowedDiffs(model, proposal, waiting, shown);
   const accept = (run_: boolean) =>
     void model.decisions.proposal(run, proposal, {
       decision: 'accept',
@@ -226,6 +245,7 @@ export function ProposalCard(props: {
           onEdit={source => edit(i, source)}
         />
       ))}
+      {waiting && disk && <DiskChange diff={disk} />}
       <div className="jp-resolve-proposal-status" aria-live="polite">
         {busy ?? decisionLabel(proposal)}
         {edited && waiting && !busy ? ' · edited' : ''}

@@ -92,3 +92,43 @@ async def test_a_rejection_needs_no_seen_and_a_deleted_target_is_stale(
     rejected = await server.post(url, {"decision": "reject", "seen": seen})
     assert rejected.status_code == 200 and rejected.json()["decision"] == "rejected"
     await chat
+
+
+async def test_a_page_s_own_unsaved_edit_is_no_stale_target(
+    server: Server, gateway: Any, jp_root_dir: Path, tmp_path: Path
+) -> None:
+    """Without collaboration the card diffs against the page's model: ``seen`` is the person's
+    unsaved edit, ``base_sha256`` the source the proposal carried. The saved file unchanged
+    since (it reads as the base): accepted; changed (another page saved): 409; a base that is
+    not the proposal's counts for nothing; no base: the check of before."""
+    path = make_notebook(jp_root_dir)
+    proposals = [propose(cells=CELLS, replace_cell_id="cell-1") for _ in range(2)]
+    script(gateway, tmp_path, *[p for p in proposals for p in (p, {"content": "ok"})])
+    mine = {"cell_id": "cell-1", "sha256": digest("x = 3  # my unsaved edit")}
+    base = {**mine, "base_sha256": digest("x = 3")}
+
+    chat = asyncio.create_task(server.chat("make x 30", notebook=path))
+    run_id, proposal_id = await waiting_proposal(gateway)
+    url = f"/resolve/api/runs/{run_id}/proposals/{proposal_id}"
+    old_client = await server.post(url, {"decision": "accept", "seen": mine})
+    assert old_client.status_code == 409, old_client.text  # no base: as before
+    accepted = await server.post(url, {"decision": "accept", "seen": base})
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["decision"] == "accepted"
+    await chat
+
+    chat = asyncio.create_task(server.chat("make x 30", notebook=path))
+    run_id, proposal_id = await waiting_proposal(gateway)
+    url = f"/resolve/api/runs/{run_id}/proposals/{proposal_id}"
+    edit_saved_cell(jp_root_dir, path, "x = 3  # B's saved edit")
+    stale = await server.post(url, {"decision": "accept", "seen": base})
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["error"]["code"] == "stale_target"
+    assert stale.json()["current"]["source"] == "x = 3  # B's saved edit"
+    # a base that the proposal did not carry (here the file's source now) is no excuse
+    forged = {**mine, "base_sha256": digest("x = 3  # B's saved edit")}
+    refused = await server.post(url, {"decision": "accept", "seen": forged})
+    assert refused.status_code == 409, refused.text
+    rejected = await server.post(url, {"decision": "reject"})
+    assert rejected.status_code == 200
+    await chat
