@@ -178,8 +178,9 @@ function DiskChange(props: { readonly diff: IDiffLine[] }): JSX.Element {
   return (
     <div className="jp-resolve-proposal-disk" role="note">
       <div className="jp-resolve-proposal-cell-head">
-        The file on disk changed since (another person saved it): reload the notebook from disk
-        to decide on its cell, or save yours first. Against the file, the diff reads:
+        The file on disk changed since this proposal was made (saved from another page, or an
+        earlier save of yours): reload the notebook from disk to decide on its cell, or save
+        yours first. Against the file, the diff reads:
       </div>
       <Diff lines={props.diff} />
     </div>
