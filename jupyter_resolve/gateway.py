@@ -226,7 +226,8 @@ class Gateway:
 
     def start_chat(self, request: ChatRequest) -> Run:
         """A run for a chat alone, started in process by the server's own code (no person to
-        ask the Authorizer about: every permission)."""
+        ask the Authorizer about: every permission; no owner either: the server's own run,
+        which the audit names as the server's user)."""
         return self.start_run(RunRequest(request, permissions=RunPermissions.full()))
 
     async def cancel_run(self, run_id: str) -> Run:

@@ -83,6 +83,7 @@ def start_agent_run(host: AgentHost, agent: AgentProcess, request: RunRequest) -
         "manifest": manifest,
         "peer": request.peer,
         "parent": request.parent,
+        "owner": request.owner,  # the chat's caller
         "task_id": request.task_id,
         "permissions": request.permissions.model_dump(),
     }

@@ -83,7 +83,7 @@ class RunTrail:
         return {
             "run_id": self.run_id,
             "session_id": str(started.get("session_id") or run.get("session_id") or ""),
-            "user": self.user,
+            "user": _text(started.get("owner")) or self.user,  # who started the run
             "model": str(started.get("model") or ""),
             "soul": _text(started.get("soul")),
             "agent": _text(started.get("agent")),

@@ -149,6 +149,7 @@ class RunInfo(BaseModel):
     prompt: str | None = None  # the start of the message that began the run
     events: int
     peer: str | None = None
+    owner: str | None = None  # who started it (a Jupyter user name, ``peer:<name>``)
     parent: str | None = None
     task_id: str | None = None  # set on the steps of a task
     prompt_tokens: int | None = None  # summed over the run's usage events, once it ended

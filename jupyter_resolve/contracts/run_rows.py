@@ -119,6 +119,7 @@ class RunRow:
             prompt=self.prompt,
             events=self.events,
             peer=self.peer,
+            owner=self.owner,
             parent=self.parent,
             task_id=self.task_id,
             prompt_tokens=self.usage.prompt_tokens,

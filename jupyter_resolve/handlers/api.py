@@ -35,7 +35,9 @@ class ChatHandler(ResolveHandler):
             request = await describe_mentions(self.gateway, request)
         await self.gateway.start()
         permissions = await self.run_permissions()
-        run = self.gateway.start_run(RunRequest(request, permissions=permissions))
+        run = self.gateway.start_run(
+            RunRequest(request, owner=self.run_owner(), permissions=permissions)
+        )
         await self.stream_run(run)
 
     async def check_visible(self, request: ChatRequest) -> None:
@@ -209,7 +211,9 @@ class TasksHandler(ResolveHandler):
     async def post(self) -> None:
         request = self.parse(TaskRequest)
         await self.gateway.start()
-        task = self.gateway.tasks.start(request, await self.run_permissions())
+        task = self.gateway.tasks.start(
+            request, await self.run_permissions(), owner=self.run_owner()
+        )
         self.set_header("X-Resolve-Task-Id", task.task_id)
         await self.stream_events(task)
 

@@ -117,6 +117,11 @@ class ResolveHandler(APIHandler):
         answers = {name: await self.allowed(*asked) for name, asked in ASKED.items()}
         return RunPermissions(**answers)
 
+    def run_owner(self) -> str | None:
+        """Who a run this request starts belongs to: the Jupyter identity's user name."""
+        name = getattr(self.current_user, "username", None)
+        return name if isinstance(name, str) and name else None
+
     async def require(self, action: str, resource: str) -> None:
         """403 unless :meth:`allowed`: the second resource of a request, beside ``resolve``
         (checked by ``@authorized``)."""

@@ -58,7 +58,9 @@ class CompletionsHandler(FacadeHandler):
             messages=body.messages, model=chosen.model, soul=chosen.soul, session_id=session_id
         )
         permissions = await self.run_permissions()
-        run = self.gateway.start_run(RunRequest(request, permissions=permissions))
+        run = self.gateway.start_run(
+            RunRequest(request, owner=self.run_owner(), permissions=permissions)
+        )
         shaper = CompletionShaper(run.run_id, body.model or FACADE_MODEL)
         self.set_header("X-Resolve-Run-Id", run.run_id)
         self.set_header("X-Resolve-Session", run.session_id)

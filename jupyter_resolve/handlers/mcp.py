@@ -103,6 +103,11 @@ class McpHandler(ResolveHandler):
         user = self.current_user
         return str(getattr(user, "username", None) or user)
 
+    def ask_owner(self) -> str | None:
+        """Who an ``ask`` run is for: the Jupyter user; a scoped token records no owner (its
+        user name is the token's), so its runs are the server user's (the audit's user)."""
+        return None if self._by_mcp_token else self.run_owner()
+
     def reply(self, status: int, body: dict[str, Any]) -> None:
         self.set_status(status)
         self.finish(json.dumps(body))
@@ -180,7 +185,12 @@ class McpHandler(ResolveHandler):
         try:
             sse.start()
             response = await self.mcp.request(
-                session, message, progress, self.allowed, scoped=self._by_mcp_token
+                session,
+                message,
+                progress,
+                self.allowed,
+                scoped=self._by_mcp_token,
+                owner=self.ask_owner(),
             )
             sse.data(response)
             await self.flush()

@@ -21,7 +21,7 @@ from tornado.iostream import StreamClosedError
 from ..contracts.errors import RpcError, SignatureError
 from ..peer import jsonrpc, streams
 from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
-from ..peer.grants import JUPYTER_OWNER
+from ..peer.grants import JUPYTER_OWNER, TOKEN_OWNER
 from ..peer.service import PeerService
 from ..peer.signing import HEADER_PEER, Target, is_signed
 from .base import ResolveHandler, authorized
@@ -163,11 +163,6 @@ class InvokeHandler(PeerHandler):
         if "retry_after" in reply:
             self.set_header("Retry-After", str(reply["retry_after"]))
         self.answer(reply)
-
-
-TOKEN_OWNER = JUPYTER_OWNER + "token:"
-"""The owner of a token-only login's jobs: this prefix and a digest of the token (never the
-token itself), so that every client holding that token sees the same tasks."""
 
 
 @web.stream_request_body

@@ -142,11 +142,12 @@ class McpServer:
         allowed: Allowed,
         *,
         scoped: bool = False,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         """The response to a request of an open session (errors included); ``scoped``: made
-        with an MCP-scoped token (``mcp/tokens.py``)."""
+        with an MCP-scoped token (``mcp/tokens.py``); ``owner``: who an ``ask`` run is for."""
         try:
-            value = await self._method(session, message, progress, allowed, scoped)
+            value = await self._method(session, message, progress, allowed, scoped, owner)
         except RpcError as exc:
             return error(message.id, int(exc.code), exc.message)
         except ResolveError as exc:
@@ -154,7 +155,13 @@ class McpServer:
         return result(message.id, value)
 
     async def _method(
-        self, session: Session, message: Message, progress: Progress, allowed: Allowed, scoped: bool
+        self,
+        session: Session,
+        message: Message,
+        progress: Progress,
+        allowed: Allowed,
+        scoped: bool,
+        owner: str | None,
     ) -> Any:
         method, params = message.method, message.params
         if method == "ping":
@@ -165,7 +172,9 @@ class McpServer:
             name, arguments = params.get("name"), params.get("arguments") or {}
             if not isinstance(name, str) or not isinstance(arguments, dict):
                 raise RpcError(INVALID_PARAMS, "tools/call needs 'name' and object 'arguments'")
-            return await self.tools.call(name, arguments, progress, allowed, scoped=scoped)
+            return await self.tools.call(
+                name, arguments, progress, allowed, scoped=scoped, owner=owner
+            )
         if method == "resources/list":
             return {"resources": self.tools.resources()}
         if method == "resources/templates/list":

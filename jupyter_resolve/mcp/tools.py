@@ -175,6 +175,7 @@ class WorkbenchTools:
         allowed: Allowed,
         *,
         scoped: bool = False,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         try:
             if name == "ask":
@@ -183,7 +184,8 @@ class WorkbenchTools:
                 permissions = RunPermissions(
                     **{name: await allowed(*asked) for name, asked in ASKED.items()}
                 )
-                return await self.ask(AskArgs.model_validate(arguments), progress, permissions)
+                asked = AskArgs.model_validate(arguments)
+                return await self.ask(asked, progress, permissions, owner)
             if name == "notebook_propose":
                 for action, resource in SCOPED_PROPOSE_NEEDS if scoped else PROPOSE_NEEDS:
                     if not await allowed(action, resource):
@@ -264,7 +266,11 @@ class WorkbenchTools:
         return text_result(truncate(render(notebook, path)))
 
     async def ask(
-        self, args: AskArgs, progress: Progress, permissions: RunPermissions
+        self,
+        args: AskArgs,
+        progress: Progress,
+        permissions: RunPermissions,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         gateway = self.gateway
         await gateway.start()
@@ -275,7 +281,7 @@ class WorkbenchTools:
                 "soul": args.soul,
             }
         )
-        run = gateway.start_run(RunRequest(request, permissions=permissions))
+        run = gateway.start_run(RunRequest(request, owner=owner, permissions=permissions))
         await progress(f"run {run.run_id} started")
         idle = gateway.config.keepalive_interval
         async for event in run.watch(0, idle=idle):

@@ -10,7 +10,21 @@ from .catalogue import SoulEntry
 JUPYTER_OWNER = "jupyter:"
 """Owner prefix of A2A jobs sent with a Jupyter login (a peer id cannot contain ':')."""
 
+TOKEN_OWNER = JUPYTER_OWNER + "token:"
+"""The owner of a token-only login's jobs: this prefix and a digest of the token (never the
+token itself), so that every client holding that token sees the same tasks."""
+
 EXEC = "exec"
+
+
+def run_owner(peer: str) -> str | None:
+    """Who an A2A job's run belongs to (DESIGN 10.2): the Jupyter user of a login,
+    ``peer:<name>`` for a signed peer; none for the server's own token (no person)."""
+    if peer.startswith(TOKEN_OWNER):
+        return None
+    if peer.startswith(JUPYTER_OWNER):
+        return peer[len(JUPYTER_OWNER) :]
+    return f"peer:{peer}"
 
 
 def granted_tools(granted: Iterable[str], allowed: Sequence[str]) -> tuple[str, ...]:

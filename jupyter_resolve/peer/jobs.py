@@ -32,7 +32,7 @@ from ..runs.run import Run
 from ..runs.transcript import SessionTranscripts
 from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
-from .grants import JUPYTER_OWNER, exec_tools, granted_tools, sandbox_refusal
+from .grants import JUPYTER_OWNER, exec_tools, granted_tools, run_owner, sandbox_refusal
 from .limits import ID_PATTERN, SubmitWindow, id_problem
 from .sessions import context_of, session_for
 
@@ -229,7 +229,13 @@ class JobManager:
         )
         permissions = self.user_permissions.get(peer, RunPermissions())
         run = self.gateway.start_run(
-            RunRequest(request, peer=peer, only_tools=tools, permissions=permissions)
+            RunRequest(
+                request,
+                peer=peer,
+                owner=run_owner(peer),
+                only_tools=tools,
+                permissions=permissions,
+            )
         )
         self.prompts[run.run_id] = prompt
         while len(self.prompts) > KEEP_PROMPTS:

@@ -150,6 +150,7 @@ async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
                 parent=run.run_id,
                 exclude_tools=("subagents.delegate",),
                 permissions=run_permissions(run),  # its parent's, never more
+                owner=run.owner,  # its parent's starter
             )
         )
     except ResolveError as exc:

@@ -19,11 +19,12 @@ class RunRequest:
 
     ``permissions`` are the caller's, as the edge asked the Authorizer (none unless given: a
     run nobody vouched for reaches neither the server's files nor a user's kernel); a task's
-    steps and a delegation carry their starter's."""
+    steps and a delegation carry their starter's, and their ``owner`` too (DESIGN 10.2)."""
 
     chat: ChatRequest
     peer: str | None = None  # the A2A peer the run works for
     parent: str | None = None  # the run that delegated this one
+    owner: str | None = None  # who started it (a Jupyter user name, ``peer:<name>``)
     task_id: str | None = None  # the task whose step this run is (role chain)
     exclude_tools: tuple[str, ...] = ()
     only_tools: tuple[str, ...] | None = None

@@ -100,6 +100,13 @@ class Run(EventStream):
             return None
         return prompt if len(prompt) <= 200 else prompt[:199] + "…"
 
+    @property
+    def owner(self) -> str | None:
+        """Who started the run, as ``run.started`` says (DESIGN 10.2)."""
+        started = self.events[0].data if self.events else {}
+        owner = started.get("owner")
+        return owner if isinstance(owner, str) and owner else None
+
     def info(self) -> RunInfo:
         return RunInfo(
             run_id=self.run_id,
@@ -114,6 +121,7 @@ class Run(EventStream):
             task_id=self.task_id,
             events=len(self.events),
             peer=self.peer,
+            owner=self.owner,
             parent=self.parent,
         )
 

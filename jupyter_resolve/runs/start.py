@@ -324,6 +324,7 @@ def _started(
         "manifest": manifest,
         "peer": request.peer,
         "parent": request.parent,
+        "owner": request.owner,  # who started it (the run index's owner, the audit's user)
         "task_id": request.task_id,  # a step of this task (role chain)
         "permissions": plan.permissions.model_dump(),  # the caller's, as the Authorizer said
         "context": context,

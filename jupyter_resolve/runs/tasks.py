@@ -71,6 +71,7 @@ class Task(EventStream):
         self.cancelled = False
         self.model: str | None = None  # the steps' model (None: the default)
         self.permissions = RunPermissions()  # its starter's: every step runs with them
+        self.owner: str | None = None  # who started it: every step is theirs
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
@@ -103,8 +104,10 @@ class TaskManager:
         self.log = log
         self.tasks: dict[str, Task] = {}
 
-    def start(self, request: TaskRequest, permissions: RunPermissions) -> Task:
-        """Start the task; its steps carry ``permissions``, its starter's."""
+    def start(
+        self, request: TaskRequest, permissions: RunPermissions, owner: str | None = None
+    ) -> Task:
+        """Start the task; its steps carry ``permissions`` and ``owner``, its starter's."""
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
         if missing:
             raise BadRequest(f"chain: no soul named {', '.join(repr(m) for m in missing)}")
@@ -117,6 +120,7 @@ class TaskManager:
         task = Task(task_id, request.goal, chain, session_id, log)
         task.model = request.model
         task.permissions = permissions
+        task.owner = owner
         self.tasks[task_id] = task
         task.emit(
             "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
@@ -155,7 +159,9 @@ class TaskManager:
             }
         )
         run = self.gateway.start_run(
-            RunRequest(request, task_id=task.task_id, permissions=task.permissions)
+            RunRequest(
+                request, task_id=task.task_id, owner=task.owner, permissions=task.permissions
+            )
         )
         task.children.append(run)
         async for event in run.watch():

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jupyter_resolve.audit import PROMOTION, RUN, TOOL_APPROVAL
+from jupyter_resolve.audit import PROMOTION, RUN, TOOL_APPROVAL, server_user
 from tests.conftest import parse_sse_block
 from tests.launcher import JupyterServer
 
@@ -102,3 +102,21 @@ def test_with_audit_content_the_prompt_is_recorded(tmp_path: Path) -> None:
     started = next(e for e in audit_events(audit_file) if e["__schema__"] == RUN)
     assert started["prompt"] == PROMPT
     assert "AUDIT-CANARY" in audit_file.read_text()
+
+
+def test_a_run_is_its_starters_in_the_log_the_listing_and_the_audit(tmp_path: Path) -> None:
+    """DESIGN 10.2: ``run.started.owner`` is the Jupyter user who chatted (not the server's
+    OS user), and the runs listing and the audit's run events name them."""
+    audit_file = tmp_path / "audit.log"
+    with audited_server(tmp_path / "srv", audit_file) as server:
+        chat_denying_each_call(server)
+        assert server.http is not None
+        me = server.http.get(f"{server.url}/api/me").json()["identity"]["username"]
+        row = server.http.get(f"{server.url}/resolve/api/runs").json()["runs"][0]
+        log = server.root / ".resolve" / "runs" / f"{row['run_id']}.jsonl"
+        first = json.loads(log.read_text().splitlines()[0])
+    assert me and me != server_user()
+    assert first["type"] == "run.started" and first["data"]["owner"] == me
+    assert row["owner"] == me
+    runs = [e for e in audit_events(audit_file) if e["__schema__"] == RUN]
+    assert [(e["action"], e["user"]) for e in runs] == [("started", me), ("ended", me)]

@@ -143,6 +143,8 @@ async def test_a_tasks_steps_carry_its_starters_permissions(
     started = stream.of("run.started")
     assert len(started) == 2 and all(s["permissions"] == NONE for s in started)
     assert all("notebook_read" not in s["tools"] for s in started)
+    owners = {s["owner"] for s in started}  # its starter's Jupyter user name, like permissions
+    assert len(owners) == 1 and all(isinstance(o, str) and o for o in owners), owners
 
 
 @pytest.mark.parametrize("authorizer", [None])
@@ -285,3 +287,6 @@ async def test_a_delegated_run_carries_its_parents_permissions(
     child = next(r for r in gateway.runs.page(RunQuery()).runs if r.soul == "data-analysis")
     started = run_events(gateway, child.run_id)[0]["data"]
     assert parent["permissions"] == started["permissions"] == expected
+    assert parent["owner"] and started["owner"] == parent["owner"]  # its starter's
+    listed = {r.run_id: r.owner for r in gateway.runs.page(RunQuery()).runs}
+    assert listed[child.run_id] == listed[parent["run_id"]] == parent["owner"]
