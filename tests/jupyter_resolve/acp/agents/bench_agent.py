@@ -205,6 +205,10 @@ class BenchAgent:
         sys.stderr.flush()
         os._exit(3)
 
+    async def do_env(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+        # its whole environment, names and values: the test looks for the server's secrets
+        await self.text(session_id, " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())))
+
     async def do_session(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
         await self.text(session_id, f"session:{session_id}")
 
