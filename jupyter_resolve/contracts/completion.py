@@ -76,16 +76,8 @@ def suffix_payload(model: str, prefix: str, suffix: str) -> dict[str, Any]:
 
 
 def fim_payload(model: str, prefix: str, suffix: str) -> dict[str, Any]:
-    """Mistral/Codestral ``/v1/fim/completions``."""
-    return {
-        "model": model,
-        "prompt": prefix,
-        "suffix": suffix,
-        "max_tokens": MAX_TOKENS,
-        "temperature": 0,
-        "stop": STOPS,
-        "stream": False,
-    }
+    """Mistral/Codestral ``/v1/fim/completions``: the same body at another path."""
+    return suffix_payload(model, prefix, suffix)
 
 
 def chat_messages(prefix: str, suffix: str, language: str) -> list[dict[str, str]]:
