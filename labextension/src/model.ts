@@ -22,7 +22,7 @@ import { pickedModel } from './status';
 import { ITurn, latestInstructions } from './turn';
 import { ITranscript } from './validate';
 import { NotebookVariables } from './variables';
-import { Poller, unseenLive } from './watch';
+import { Poller, pageShown, unseenLive } from './watch';
 
 /** The panel's model. */
 export class ChatModel {
@@ -72,7 +72,7 @@ export class ChatModel {
    */
   readonly watch = new Poller(
     () => this._attachLive(),
-    () => !!this.sessionId && !this._streaming && !this._opening
+    () => !!this.sessionId && !this._streaming && !this._opening && pageShown()
   );
 
   /** The run being streamed, if any. */

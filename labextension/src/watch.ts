@@ -57,6 +57,11 @@ const GLOBAL_TIMERS: ITimers = {
   clear: handle => clearTimeout(handle as ReturnType<typeof setTimeout>)
 };
 
+/** Whether the browser tab is in front: a tab in the background asks nothing. */
+export function pageShown(doc: { readonly visibilityState?: string } | undefined = globalThis.document): boolean {
+  return doc?.visibilityState !== 'hidden';
+}
+
 /**
  * Calls `tick` every `interval` ms while started and `active()` holds (one call at a time);
  * a tick that throws doubles the wait up to `max`, one that succeeds resets it.

@@ -114,3 +114,11 @@ describe('the pace of asking', () => {
     assert.equal(W.nextDelay(50), W.WATCH_MAX);
   });
 });
+
+describe('pageShown', () => {
+  test('a tab in the background asks nothing; in front, or with no document, it asks', () => {
+    assert.equal(W.pageShown({ visibilityState: 'hidden' }), false);
+    assert.equal(W.pageShown({ visibilityState: 'visible' }), true);
+    assert.equal(W.pageShown(undefined), true);
+  });
+});
