@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
-from .process_spec import ProcessSpec, validated
+from .entries import validated
+from .process_spec import ProcessSpec
 from .redaction import replace_forms, secret_forms
 
 AGENT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"

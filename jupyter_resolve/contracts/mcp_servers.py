@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .process_spec import ENV_NAME, ProcessSpec, validated
+from .entries import validated
+from .process_spec import ENV_NAME, ProcessSpec
 from .redaction import replace_forms, secret_forms
 
 PREFIX = "mcp."

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from .entries import validated_table
 
 MILLION = 1_000_000
 
@@ -28,15 +30,7 @@ class Price(BaseModel):
 def parse_prices(raw: Mapping[str, Any], *, where: str = "prices") -> dict[str, Price]:
     """``{model: {input, output, cache_read?, cache_write?}}`` as prices; ValueError names the
     model whose entry is wrong."""
-    out: dict[str, Price] = {}
-    for model, entry in raw.items():
-        try:
-            out[str(model)] = Price.model_validate(entry)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise ValueError(f"{where}[{model!r}].{field}: {err['msg']}") from exc
-    return out
+    return validated_table(Price, raw, where)
 
 
 def price_for(model: str, table: Mapping[str, Price]) -> Price | None:

@@ -2,19 +2,16 @@
 an external agent (``acp_agents``) and a stdio MCP server (``mcp_servers``) share.
 
 ``env`` values are secrets: they reach that program's process only (:meth:`ProcessSpec.secrets`
-lists them for redaction). :func:`validated` checks one configured entry against its model.
+lists them for redaction); ``contracts/entries.py`` checks a configured entry against its model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-M = TypeVar("M", bound=BaseModel)
 
 
 class ProcessSpec(BaseModel):
@@ -42,14 +39,3 @@ class ProcessSpec(BaseModel):
 
     def secrets(self) -> list[str]:
         return list(self.env.values())
-
-
-def validated(model: type[M], spec: Mapping[str, Any], where: str) -> M:
-    """``spec`` as ``model``; the ``ValueError`` names ``where`` and the field at fault, never a
-    value (it may be a secret)."""
-    try:
-        return model.model_validate(dict(spec))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"{where}.{field}: {err['msg']}") from None

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..contracts.entries import validated_table
 
 Period = Literal["day", "month"]
 
@@ -42,15 +44,7 @@ ADJECTIVE = {"day": "daily", "month": "monthly"}
 
 def parse_specs(raw: Mapping[str, Any], where: str) -> dict[str, LimitSpec]:
     """``{name: {...}}`` as specs; ValueError naming the entry and field that is wrong."""
-    out: dict[str, LimitSpec] = {}
-    for name, entry in raw.items():
-        try:
-            out[str(name)] = LimitSpec.model_validate(entry)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise ValueError(f"{where}[{name!r}].{field}: {err['msg']}") from exc
-    return out
+    return validated_table(LimitSpec, raw, where)
 
 
 @dataclass(frozen=True)
