@@ -22,6 +22,7 @@ EventType = Literal[
     "run.started",
     "text.delta",
     "reasoning.delta",
+    "tool.writing",
     "tool.requested",
     "tool.approval",
     "tool.started",
@@ -101,7 +102,16 @@ class RuntimeFrame(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     t: Literal[
-        "run", "round", "delta", "reasoning", "tool_call", "tool_result", "usage", "error", "done"
+        "run",
+        "round",
+        "delta",
+        "reasoning",
+        "tool_progress",
+        "tool_call",
+        "tool_result",
+        "usage",
+        "error",
+        "done",
     ]
     d: dict[str, Any]
 

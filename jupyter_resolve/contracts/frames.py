@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .bodies import EventType, RuntimeFrame
 from .sse import SSEDecoder
@@ -69,6 +69,20 @@ class _Round(_Data):
 
 class _Text(_Data):
     text: str
+
+
+class _ToolProgress(_Data):
+    index: int = Field(ge=0)
+    call_id: str | None = None
+    name: str
+    pieces: int = Field(default=0, ge=0)
+    bytes: int = Field(default=0, ge=0)
+
+    def writing(self) -> dict[str, Any]:
+        """``tool.writing``: about how many tokens of arguments so far. A streamed fragment is
+        about one token (llama.cpp, OpenAI); fewer, larger fragments count four bytes a token."""
+        tokens = max(self.pieces, -(-self.bytes // 4))
+        return {"index": self.index, "call_id": self.call_id, "name": self.name, "tokens": tokens}
 
 
 class _ToolCall(_Data):
@@ -209,6 +223,8 @@ class FrameTranslator:
                 self.text_chars += len(text)
                 return [("text.delta", {"text": text})]
             return [("reasoning.delta", {"text": text})]
+        if frame.t == "tool_progress":
+            return [("tool.writing", _ToolProgress.model_validate(d).writing())]
         if frame.t == "tool_call":
             call = _ToolCall.model_validate(d)
             self.tool_names.append(call.name)

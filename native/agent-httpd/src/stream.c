@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent_base.h"
+#include "io.h"
 #include "log.h"
 #include "slice.h"
 #include "sse.h"
@@ -85,10 +86,30 @@ static stream_call_t *new_call(stream_t *st, long index) {
     }
     stream_call_t *c = &st->calls[st->ncalls++];
     c->index = index;
+    c->pieces = 0;
+    c->shown_ms = 0;
     buf_init(&c->id, ID_MAX);
     buf_init(&c->name, ID_MAX);
     buf_init(&c->args, AGENT_CONV_MAX);
     return c;
+}
+
+/* Say that call c is being written: which tool, and how far (fragments and bytes of arguments so
+ * far), so a person sees more than silence during a long call. The first frame goes out as soon
+ * as the name is known, the next ones at most every STREAM_PROGRESS_MS. */
+static int tool_progress(stream_t *st, frames_t *f, stream_call_t *c) {
+    if (!c->name.len) return AGENT_OK;
+    long long now = io_now_ms();
+    if (c->shown_ms && now - c->shown_ms < STREAM_PROGRESS_MS) return AGENT_OK;
+    c->shown_ms = now > 0 ? now : 1;
+    buf_t *d = frames_payload(f);
+    buf_printf(d, "{\"index\":%zu,\"call_id\":", (size_t)(c - st->calls));
+    if (c->id.len) jw_str(d, c->id.data, c->id.len);
+    else buf_puts(d, "null");
+    buf_puts(d, ",\"name\":");
+    jw_str(d, c->name.data, c->name.len);
+    buf_printf(d, ",\"pieces\":%ld,\"bytes\":%zu}", c->pieces, c->args.len);
+    return frames_emit(f, "tool_progress") != 0 ? AGENT_CANCEL : AGENT_OK;
 }
 
 static int tool_fragment(stream_t *st, frames_t *f, const char *b, const json_tok_t *t, long el) {
@@ -126,13 +147,14 @@ static int tool_fragment(stream_t *st, frames_t *f, const char *b, const json_to
         if (nm >= 0 && t[nm].type == JSON_STRING && t[nm].len && !c->name.len)
             json_str_to_buf(b, &t[nm], &c->name);
         long ar = json_get(b, t, fn, "arguments");
+        if (ar >= 0 && t[ar].type == JSON_STRING && t[ar].len) c->pieces++;
         if (ar >= 0 && t[ar].type == JSON_STRING) json_str_to_buf(b, &t[ar], &c->args);
         else if (ar >= 0 && (t[ar].type == JSON_OBJECT || t[ar].type == JSON_ARRAY) && !c->args.len)
             jw_value(&c->args, b, t, ar);
         if (c->args.err) return frames_too_large(f);
         if (c->name.err) return frames_failf(f, "inference_protocol", "tool name longer than %d bytes", ID_MAX);
     }
-    return AGENT_OK;
+    return tool_progress(st, f, c);
 }
 
 static int text_field(stream_t *st, frames_t *f, const char *b, const json_tok_t *t, long obj,

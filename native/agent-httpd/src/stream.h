@@ -1,6 +1,7 @@
 /* stream: reading a round's inference answer (DESIGN §8): SSE or one JSON completion, text and
  * reasoning forwarded as they come (a read's text as one frame per channel: frames.h), usage,
- * and tool calls collected by index. */
+ * and tool calls collected by index, each announced while it is written (tool_progress: its
+ * name as soon as it comes, then its growth at most every STREAM_PROGRESS_MS). */
 #ifndef STREAM_H
 #define STREAM_H
 
@@ -13,10 +14,13 @@
 #include "runs.h"
 
 #define STREAM_LINE_MAX (4u << 20) /* one line / one event of the inference stream */
+#define STREAM_PROGRESS_MS 500     /* a call being written: one tool_progress frame this often */
 
 typedef struct stream_call {
     long index; /* -1: the fragment had none */
     buf_t id, name, args;
+    long pieces;       /* argument fragments so far (about one token each) */
+    long long shown_ms; /* when its last tool_progress frame went out (0: none yet) */
 } stream_call_t;
 
 typedef struct stream {

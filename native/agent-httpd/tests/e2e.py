@@ -169,7 +169,7 @@ class Fake:
         return {"choices": [{"index": 0, "delta": d, "finish_reason": None}]}
 
     def send(self, sock, pieces: list[bytes], framing: str = "chunked", status: str = "200 OK",
-             ctype: str = "text/event-stream") -> None:
+             ctype: str = "text/event-stream", gap: float = 0.01) -> None:
         head = f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
         if framing == "close":
             self.conn.closing = True
@@ -187,7 +187,7 @@ class Fake:
             else:
                 sock.sendall(p)
             if i < len(pieces) - 1:
-                time.sleep(0.01)
+                time.sleep(gap)
         if framing == "chunked" and not pieces:
             sock.sendall(b"0\r\n\r\n")
 
@@ -265,6 +265,19 @@ class Fake:
         else:
             pieces = [e(self.delta(content="done.")), b"data: [DONE]\n\n"]
         self.send(sock, pieces, "chunked")
+
+    def m_writing(self, sock, rnd, req) -> None:
+        """A call written slowly, a fragment every 150 ms, as a small local model does."""
+        e = self.ev
+        if rnd == 1:
+            args = json.dumps({"text": "a slowly written call"})
+            pieces = [e(self.delta(tool_calls=[{"index": 0, "id": "call_w", "type": "function",
+                                                "function": {"name": "echo", "arguments": ""}}]))]
+            pieces += [e(self.delta(tool_calls=[{"index": 0, "function": {"arguments": args[i:i + 4]}}]))
+                       for i in range(0, len(args), 4)]
+            self.send(sock, pieces + [b"data: [DONE]\n\n"], "chunked", gap=0.15)
+        else:
+            self.send(sock, [e(self.delta(content="ok")), b"data: [DONE]\n\n"], "chunked")
 
     def m_ollama(self, sock, rnd, req) -> None:
         e = self.ev
@@ -553,6 +566,26 @@ def test_tools(a: Agent, fake: Fake) -> None:
     check([m["role"] for m in tool_msgs] == ["tool"] * 4, "tool messages appended")
     check(tool_msgs[1] == {"role": "tool", "tool_call_id": "call_b", "content": results[1]["output"]},
           "tool message content")
+
+
+def test_tool_progress(a: Agent) -> None:
+    """A call being written is announced (tool_progress) before its tool_call: its name at once,
+    then how far it got, never more often than every 500 ms, so over the 1.2 s it takes the
+    count is seen growing."""
+    r, data, fr = a.chat(chat_body("run-writing", "writing", tools=[ECHO_TOOL]))
+    kinds = [f["t"] for f in fr]
+    progress = of(fr, "tool_progress")
+    check(len(progress) >= 2, f"progress frames while the call is written: {progress}")
+    check(kinds.index("tool_call") > max(i for i, k in enumerate(kinds) if k == "tool_progress"),
+          "every tool_progress before the tool_call")
+    check(progress[0] == {"index": 0, "call_id": "call_w", "name": "echo", "pieces": 0, "bytes": 0},
+          f"the name at once: {progress[0]}")
+    pieces = [p["pieces"] for p in progress]
+    check(pieces == sorted(pieces) and 0 < pieces[-1] <= 9, f"fragments counted as they grow: {pieces}")
+    check(len(progress) <= 10, "at most one frame a fragment")
+    call = of(fr, "tool_call")[0]
+    check(call["arguments"] == {"text": "a slowly written call"}, f"the call still parses: {call}")
+    check(of(fr, "done") == [{"reason": "stop", "rounds": 2}], "done after the call's round")
 
 
 def test_ollama_and_truncation(a: Agent) -> None:
@@ -963,6 +996,7 @@ def main() -> int:
     a = Agent(inf, tools)
     try:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
+                  lambda: test_tool_progress(a),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
                   lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake),
                   lambda: test_idle_connections(fake), test_keep_alive,
