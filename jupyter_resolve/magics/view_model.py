@@ -134,6 +134,8 @@ class RunView:
     reason: str | None = None
     summary: dict[str, Any] | None = None
     compacted: str | None = None  # what context.compacted said (a quiet footer note)
+    estimated: bool = False  # some usage was counted by the gateway, not the provider: "≈"
+    writing: tuple[str, int] | None = None  # a call being written (tool.writing): name, ≈ tokens
     events: list[dict[str, Any]] = field(default_factory=list)
     proposals: dict[str, ProposalCard] = field(default_factory=dict)  # notebook_propose's
 
@@ -194,11 +196,15 @@ class RunView:
         if kind == "reasoning.delta":
             self.reasoning += str(data.get("text", ""))
             return "reasoning", ""
+        if kind == "tool.writing":
+            self.writing = (str(data.get("name") or "tool"), int(data.get("tokens") or 0))
+            return "footer", ""
         if kind == "tool.output":
             call_id = str(data.get("call_id", ""))
             self.card(call_id, str(data.get("name", ""))).live.add(data)
             return "output", call_id
         if kind.startswith("tool."):
+            self.writing = None  # the call is written: its card shows it
             return "tool", self._apply_tool(kind, data)
         if kind.startswith("notebook."):
             call_id = fold_proposal(self.card, self.proposals, kind, data)
@@ -209,6 +215,7 @@ class RunView:
             self.completion_tokens += int(data.get("completion_tokens") or 0)
             self.cached_tokens += int(data.get("cached_tokens") or 0)
             self.cache_write_tokens += int(data.get("cache_write_tokens") or 0)
+            self.estimated = self.estimated or data.get("estimated") is True
             if isinstance(cost := data.get("cost"), (int, float)):
                 self.cost = (self.cost or 0.0) + float(cost)
             return "footer", ""
@@ -217,6 +224,7 @@ class RunView:
             self.errors.append(f"{code}: {message}" if code else message)
             return "error", ""
         if kind == "run.completed":
+            self.writing = None
             self.reason = str(data.get("reason", "stop"))
             rounds = data.get("rounds")
             self.rounds = rounds if isinstance(rounds, int) else None
@@ -298,7 +306,8 @@ class RunView:
             parts.append(f"{rounds} of {self.budget} rounds" if self.budget else f"{rounds} rounds")
         written = (self.cache_write_tokens, "written to cache")
         cache = [f"{n:,} {w}" for n, w in ((self.cached_tokens, "cached"), written) if n]
-        parts.append(f"{self.tokens:,} tokens" + (f" ({', '.join(cache)})" if cache else ""))
+        about = "≈ " if self.estimated else ""  # counted by the gateway from characters
+        parts.append(f"{about}{self.tokens:,} tokens" + (f" ({', '.join(cache)})" if cache else ""))
         if self.cost is not None:
             parts.append(f"${self.cost:.4f}")
         if self.tools:
@@ -306,10 +315,17 @@ class RunView:
             parts.append(f"{n} tool call{'s' if n != 1 else ''}")
         if elapsed is not None:
             parts.append(f"{elapsed:.1f} s")
-        parts.append(self.reason or "running…")
+        parts.append(self.reason or self.writing_text() or "running…")
         if self.compacted:
             parts.append(f"context: {self.compacted}")
         return " · ".join(parts)
+
+    def writing_text(self) -> str | None:
+        """``writing a python call… ≈ 40 tokens`` while the model writes a call, else None."""
+        if self.writing is None or self.completed:
+            return None
+        name, tokens = self.writing
+        return f"writing a {name} call… ≈ {tokens:,} token{'s' if tokens != 1 else ''}"
 
     def empty_summary_text(self) -> str | None:
         """The empty-run summary, when the run ended with no answer."""

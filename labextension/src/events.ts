@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'run.started',
   'text.delta',
   'reasoning.delta',
+  'tool.writing',
   'tool.requested',
   'tool.approval',
   'tool.started',
@@ -56,6 +57,9 @@ export interface IEventData {
   readonly text?: string;
   readonly call_id?: string;
   readonly name?: string;
+  /** `tool.writing`: the call's place in its round, and about how many tokens it has so far. */
+  readonly index?: number;
+  readonly tokens?: number;
   readonly arguments?: unknown;
   readonly state?: 'waiting' | 'approved' | 'denied';
   readonly ok?: boolean;
@@ -144,6 +148,7 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'run.started': ['session_id'],
   'text.delta': ['text'],
   'reasoning.delta': ['text'],
+  'tool.writing': ['name'],
   'tool.requested': ['call_id', 'name'],
   'tool.approval': ['call_id', 'state'],
   'tool.started': ['call_id'],

@@ -9,7 +9,7 @@ export function formatCost(usd: number): string {
 /**
  * The footer's tokens and cost, as %resolve shows them:
  * "1,234 tokens (900 cached, 50 written to cache) · $0.0042" (no cost when no price is known;
- * "of $0.50" when the run has a cost budget).
+ * "of $0.50" when the run has a cost budget; "≈ 1,234 tokens" when the gateway counted them).
  */
 export function usageLine(run: IRunView): string {
   const n = (value: number) => value.toLocaleString('en-US');
@@ -19,7 +19,8 @@ export function usageLine(run: IRunView): string {
   ]
     .filter(([count]) => count)
     .map(([count, what]) => `${n(count as number)} ${what}`);
-  let line = `${n(run.promptTokens + run.completionTokens)} tokens`;
+  const about = run.estimated ? '≈ ' : '';
+  let line = `${about}${n(run.promptTokens + run.completionTokens)} tokens`;
   if (cache.length) {
     line += ` (${cache.join(', ')})`;
   }
@@ -30,6 +31,18 @@ export function usageLine(run: IRunView): string {
     }
   }
   return line;
+}
+
+/**
+ * What the model is doing while it writes a tool call, as %resolve says it too:
+ * "writing a python call… ≈ 40 tokens"; null when it is writing none.
+ */
+export function writingLine(run: IRunView): string | null {
+  if (!run.writing || isFinished(run)) {
+    return null;
+  }
+  const { name, tokens } = run.writing;
+  return `writing a ${name} call… ≈ ${tokens.toLocaleString('en-US')} token${tokens === 1 ? '' : 's'}`;
 }
 
 /**

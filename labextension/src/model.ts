@@ -124,7 +124,10 @@ export class ChatModel {
     }
   }
 
-  /** Start an empty session (the server names it on the first run). */
+  /**
+   * Start an empty session (the server names it on the first run). A chat bound to a notebook
+   * stays bound (the header shows it; unbind there): the next run works in its folder.
+   */
   newSession(): void {
     if (this._streaming) {
       return;
@@ -132,10 +135,7 @@ export class ChatModel {
     this.sessionId = null;
     this.turns = [];
     this.error = null;
-    this.notebook = null;
-    this.variables.list = null;
     this._state.setCurrent(null);
-    this._state.setNotebook(null);
     this._emit();
   }
 
@@ -326,6 +326,7 @@ export class ChatModel {
   private _onEvent(turn: ITurn, event: IRunEvent): void {
     const first = !turn.run.runId;
     applyEvent(turn.run, event);
+    this.server.noteRun(event.type);
     if (first && turn.run.runId) {
       this.sessionId = turn.run.sessionId || this.sessionId;
       if (this.sessionId) {

@@ -68,6 +68,27 @@ export function summaryWithoutShownErrors(summary: string, errors: readonly stri
   return text;
 }
 
+/**
+ * The empty chat's hint, for the provider that will answer: the offline scripted model runs the
+ * Python a message fences (it follows a script, not the question); a real model is asked in
+ * plain words and picks its tools itself. `provider`: health's provider name (null: unknown).
+ */
+export function emptyChatHint(provider: string | null): string {
+  if (provider === 'scripted') {
+    return (
+      'The offline scripted model answers from its script, not your question: fence Python ' +
+      'in ```python and it runs that in its own scratch kernel.'
+    );
+  }
+  const local =
+    provider === 'local' ? ' The local model starts on the first message and can be slow.' : '';
+  return (
+    'Ask a question in plain words. The agent can run Python in its own scratch kernel, read ' +
+    'files and propose notebook cells for you to accept.' +
+    local
+  );
+}
+
 /** Where the model provider stands, from `GET resolve/api/health`. */
 export interface IProviderState {
   /** `reachable`, `unreachable`, or `not checked` (the scripted model, an older server). */

@@ -119,6 +119,13 @@ export interface IRunView {
   cachedTokens: number;
   /** Prompt tokens written to the provider's cache (`usage.cache_write_tokens`, summed). */
   cacheWriteTokens: number;
+  /** Some usage was counted by the gateway (`usage.estimated`): its tokens show with "≈". */
+  estimated?: boolean;
+  /**
+   * A call the model is writing now (`tool.writing`): the tool and about how many tokens so
+   * far; null once it is requested (its card shows it) or the run ended.
+   */
+  writing?: { name: string; tokens: number } | null;
   /** USD, when the model's prices are known: the sum of `usage.cost` (else the last `run_cost`). */
   cost: number | null;
   /** `run.started.budget.cost`: the run's cost budget in USD, when one is set. */
@@ -163,6 +170,8 @@ export function emptyRun(now: number = Date.now(), task = false): IRunView {
     completionTokens: 0,
     cachedTokens: 0,
     cacheWriteTokens: 0,
+    estimated: false,
+    writing: null,
     cost: null,
     costBudget: null,
     rounds: null,

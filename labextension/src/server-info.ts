@@ -6,6 +6,10 @@ import { describeError, ResolveRequestError } from './request';
 import { IModels, modelsNote } from './status';
 import { IHealth, ISoul } from './validate';
 
+/** How often, and how many times at most, health is asked again while the local model starts. */
+const STARTING_POLL_MS = 2000;
+const STARTING_POLLS = 60;
+
 /** The server's health, souls and models, each loaded (and loaded again) on its own. */
 export class ServerInfo {
   /** Emitted when anything here was loaded again. */
@@ -43,6 +47,18 @@ export class ServerInfo {
     return named || 'model unknown';
   }
 
+  /**
+   * A run of this panel started or ended: the local model server (issue 34) starts on its
+   * first use, so its state is asked again then (and while it starts), and the header says
+   * what the Status tab says rather than the state of the panel's first load.
+   */
+  noteRun(type: string): void {
+    if (this.health?.local && (type === 'run.started' || type === 'run.completed')) {
+      this._startingPolls = 0;
+      void this.refreshHealth();
+    }
+  }
+
   /** Load everything again, each part on its own. */
   refreshAll(): void {
     void this.refreshHealth();
@@ -55,6 +71,9 @@ export class ServerInfo {
     try {
       this.health = await api.health();
       this.healthError = this.health.problems.join('; ') || null;
+      if (this.health.local?.state === 'starting' && this._startingPolls++ < STARTING_POLLS) {
+        window.setTimeout(() => void this.refreshHealth(), STARTING_POLL_MS);
+      }
     } catch (error) {
       this.healthError = describeError(error, 'Health');
     }
@@ -101,4 +120,5 @@ export class ServerInfo {
   }
 
   private _changed = new Signal<this, void>(this);
+  private _startingPolls = 0;
 }

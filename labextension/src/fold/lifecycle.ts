@@ -18,6 +18,7 @@ function finite(value: unknown): number | null {
  * (the runtime died, the server stopped) interrupted them.
  */
 function closeCalls(run: IRunView, reason: string): void {
+  run.writing = null;
   const status = reason === 'cancelled' || reason === 'budget' ? 'cancelled' : 'interrupted';
   for (const call of Object.values(run.tools)) {
     if (OPEN.includes(call.status)) {
@@ -42,6 +43,7 @@ function foldUsage(run: IRunView, d: IEventData): void {
   run.completionTokens += finite(d.completion_tokens) ?? 0;
   run.cachedTokens = (run.cachedTokens ?? 0) + (finite(d.cached_tokens) ?? 0);
   run.cacheWriteTokens = (run.cacheWriteTokens ?? 0) + (finite(d.cache_write_tokens) ?? 0);
+  run.estimated = run.estimated || d.estimated === true;
   const cost = finite(d.cost);
   const total = finite(d.run_cost);
   if (cost !== null) {

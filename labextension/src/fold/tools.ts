@@ -7,6 +7,7 @@ export const OPEN: readonly ToolStatus[] = ['requested', 'waiting', 'approved', 
 
 /** The call's card, made (and placed in the answer) when first heard of. */
 export function tool(run: IRunView, callId: string, name?: string): IToolCall {
+  run.writing = null; // a call written (or running) shows as its card
   let call = run.tools[callId];
   if (!call) {
     call = {
@@ -29,11 +30,18 @@ export function tool(run: IRunView, callId: string, name?: string): IToolCall {
   return call;
 }
 
+function tokenCount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
 /**
- * The tool family: requested, approval (waiting, approved, denied), started, output (what the
+ * The tool family: writing (the model is still writing the call: no card yet), requested, approval (waiting, approved, denied), started, output (what the
  * call prints or displays while it runs, shown until its result replaces it), completed.
  */
 export const TOOL_FOLDS: { readonly [T in Extract<EventType, `tool.${string}`>]: Fold } = {
+  'tool.writing': (run, d) => {
+    run.writing = { name: String(d.name ?? 'tool'), tokens: tokenCount(d.tokens) };
+  },
   'tool.requested': (run, d) => {
     const call = tool(run, String(d.call_id), d.name);
     call.arguments = d.arguments ?? {};

@@ -1,7 +1,7 @@
 /** An answer: its parts in arrival order (text, reasoning, tool cards, steps), errors, footer. */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
-import { compactionLine, emptySummary, usageLine } from '../labels';
+import { compactionLine, emptySummary, usageLine, writingLine } from '../labels';
 import { ChatModel } from '../model';
 import { plainErrors, reasonLabel, summaryWithoutShownErrors } from '../plain';
 import { ICompaction, IRunView } from '../run';
@@ -37,7 +37,8 @@ function Footer(props: { readonly run: IRunView; readonly live: boolean }): JSX.
         className="jp-resolve-usage"
         title={
           `prompt ${run.promptTokens}, completion ${run.completionTokens}` +
-          (tokens ? '' : ' (the provider reported none)')
+          (tokens ? '' : ' (the provider reported none)') +
+          (run.estimated ? ' (≈: the server sent no usage; counted about four characters a token)' : '')
         }
       >
         {usageLine(run)}
@@ -82,6 +83,23 @@ function Steps(props: { readonly run: IRunView }): JSX.Element | null {
       ))}
     </ol>
   );
+}
+
+/**
+ * While the run is live and nothing shows yet: "Thinking…"; while the model writes a tool call
+ * (which can take a minute on a small local model): which tool and about how many tokens.
+ */
+function Pending(props: { readonly run: IRunView; readonly live: boolean }): JSX.Element | null {
+  if (!props.live) {
+    return null;
+  }
+  const writing = writingLine(props.run);
+  if (writing) {
+    return <div className="jp-resolve-pending jp-resolve-writing">{writing}</div>;
+  }
+  return props.run.parts.every(p => p.kind === 'compaction') ? (
+    <div className="jp-resolve-pending">Thinking…</div>
+  ) : null;
 }
 
 /** One run's answer, as it streams and once it has ended. */
@@ -148,9 +166,7 @@ export function Answer(props: {
           }
         }
       })}
-      {props.live && run.parts.every(p => p.kind === 'compaction') && (
-        <div className="jp-resolve-pending">Thinking…</div>
-      )}
+      <Pending run={run} live={props.live} />
       {errors.map((e, i) => (
         <div key={`e${i}`} className="jp-resolve-error" role="alert">
           {e}

@@ -3,6 +3,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { IMention } from '../events';
 import { ChatModel } from '../model';
+import { emptyChatHint } from '../plain';
 import { promptOf } from '../turn';
 import { Answer } from './Answer';
 import { Composer } from './Composer';
@@ -75,8 +76,7 @@ export function Chat(props: {
       >
         {!model.turns.length && (
           <div className="jp-resolve-empty">
-            Ask a question. Fence Python in ```python and the agent can run it in its own
-            scratch kernel.
+            {emptyChatHint(model.server.health?.providerName ?? null)}
           </div>
         )}
         {model.turns.map((turn, i) => (
