@@ -5,6 +5,12 @@ Where it is: the file ``$JUPYTER_RESOLVE_POLICY`` names (a spawner sets it), els
 (``jupyter_core.paths.ENV_CONFIG_PATH``, then ``SYSTEM_CONFIG_PATH``; never the user's
 ``~/.jupyter``). Its shape and merge rule are in contracts/admin_policy.py.
 
+The variable is read from the environment the process was started with, not ``os.environ``:
+jupyter_server runs the user's Python config files (``JupyterApp.initialize``) before it imports
+any server extension, so a config file's ``os.environ[...] = ...`` would otherwise name a policy
+of the user's choosing, or none. On Linux that environment is ``/proc/self/environ``, which
+changes of ``os.environ`` do not touch; elsewhere it is ``os.environ`` (no such protection).
+
 Applied once the user's config is loaded, so a locked setting takes the policy's value whatever
 that config says; a later change of a locked setting (a config reload, code in the server) is
 undone and logged. A value the setting's own validation refuses is reported and left out, the
@@ -39,7 +45,15 @@ FEATURE_NAMES = {
     "remote_images": "remote images",
 }
 
-__all__ = ["ENV_VAR", "FILE_NAME", "AppliedPolicy", "PolicyError", "enforce_policy", "find_policy"]
+__all__ = [
+    "ENV_VAR",
+    "FILE_NAME",
+    "AppliedPolicy",
+    "PolicyError",
+    "enforce_policy",
+    "find_policy",
+    "start_environment",
+]
 
 
 @dataclass
@@ -63,11 +77,23 @@ class AppliedPolicy:
         return f"switched off: {what}, set by the administrator (policy {self.source})"
 
 
+def start_environment(proc: Path = Path("/proc/self/environ")) -> Mapping[str, str]:
+    """The environment this process was started with (its ``exec``), as far as it can be told:
+    ``/proc/self/environ`` on Linux, else ``os.environ``."""
+    try:
+        raw = proc.read_bytes()
+    except OSError:
+        return os.environ
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    return {name.decode(errors="replace"): value.decode(errors="replace") for name, value in pairs}
+
+
 def find_policy(
     environ: Mapping[str, str] | None = None, folders: Sequence[str] | None = None
 ) -> Path | None:
-    """The policy file in force, or None. A file the environment names must exist."""
-    environ = os.environ if environ is None else environ
+    """The policy file in force, or None. A file the environment names must exist.
+    ``environ``: by default the process's start environment (:func:`start_environment`)."""
+    environ = start_environment() if environ is None else environ
     named = environ.get(ENV_VAR, "").strip()
     if named:
         return Path(named)
@@ -82,6 +108,20 @@ def find_policy(
     return None
 
 
+def note_changed_variable(found: Path | None, log: logging.Logger) -> None:
+    """A warning when ``os.environ`` names another policy than the one in force (set or
+    changed after the start, e.g. by a Python config file): it is not followed."""
+    now = os.environ.get(ENV_VAR, "").strip()
+    if now and Path(now) != found:
+        log.warning(
+            "jupyter-resolve: %s=%s was set after the server started (a config file?) and is "
+            "not followed: the policy is read from where the server's starter names it (%s)",
+            ENV_VAR,
+            now,
+            found or "no policy",
+        )
+
+
 def read_policy(path: Path) -> AdminPolicy:
     try:
         text = path.read_bytes()
@@ -94,6 +134,7 @@ def enforce_policy(config: Resolve, log: logging.Logger, path: Path | None = Non
     """Read ``path`` (None: :func:`find_policy`'s), lock ``config`` to it, keep it locked. Each
     refused entry is logged as an error and listed in :attr:`AppliedPolicy.problems`."""
     found = path if path is not None else find_policy()
+    note_changed_variable(found, log)
     if found is None:
         return AppliedPolicy()
     applied = apply_policy(config, read_policy(found), str(found))

@@ -94,3 +94,23 @@ def test_a_policy_file_that_cannot_be_used_disables_the_extension(tmp_path: Path
         tools = server.http.get(f"{server.url}/resolve/api/tools")
         assert tools.status_code == 503
         assert server.http.get(f"{server.url}/api/status").status_code == 200
+
+
+def test_a_user_python_config_that_renames_the_policy_is_not_followed(tmp_path: Path) -> None:
+    """Issue 44.6: the user's Python config runs before the extension is imported; a line of it
+    that points ``JUPYTER_RESOLVE_POLICY`` at a policy of the user's own (here: one locking
+    nothing) leaves the administrator's locks in force, and the log says it was not followed."""
+    policy, own = tmp_path / "policy.json", tmp_path / "mine.json"
+    policy.write_text(json.dumps(POLICY))
+    own.write_text(json.dumps({"settings": {}}))
+    env = {"JUPYTER_RESOLVE_POLICY": str(policy)}
+    server = JupyterServer(tmp_path / "srv", config=USER_CONFIG, env=env, ready="health")
+    config_dir = tmp_path / "srv" / "config"
+    config_dir.mkdir(parents=True)
+    line = f"import os; os.environ['JUPYTER_RESOLVE_POLICY'] = {str(own)!r}\n"
+    (config_dir / "jupyter_server_config.py").write_text(line)
+    with server:
+        health = server.health()
+        assert health["locked"]["max_rounds"] == 3
+        assert health["allow_remote_images"] is False
+        assert "mine.json was set after the server started" in server.log_text()
