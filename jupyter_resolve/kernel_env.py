@@ -13,10 +13,12 @@ environment. Scratch kernels have kernel managers of their own and never get the
 Kernels on a Jupyter gateway (``GatewayClient.url``) get them as ``KERNEL_RESOLVE_URL`` and
 ``KERNEL_RESOLVE_TOKEN``: a gateway forwards only ``KERNEL_*`` variables of a start request to
 the kernel (and those in its allow-list). The URL is ``c.Resolve.kernel_url`` when set (one the
-gateway's kernels can reach), else the server's own. jupyter_server's gateway kernel manager logs
-a started kernel's keyword arguments, environment included, at INFO: the environment it gets is
-a :class:`HiddenTokenEnv`, whose ``repr`` (what that log line prints) shows the token's name, not
-its value.
+gateway's kernels can reach), else the server's own. Such a kernel is given only the two
+(and whatever its starter passed): the gateway manager adds the server's environment itself and
+forwards only what it allows. jupyter_server's gateway kernel manager logs a started kernel's
+keyword arguments, environment included, at INFO: the environment it gets is an
+:class:`EnvShownByName`, whose ``repr`` (what that log line prints) shows the variables' names,
+never a value (the server's environment may hold the hub's API token, a provider key...).
 """
 
 from __future__ import annotations
@@ -30,15 +32,11 @@ from jupyter_core.utils import ensure_async
 from .magics.client import GATEWAY_TOKEN_ENV, GATEWAY_URL_ENV, TOKEN_ENV, URL_ENV
 
 
-class HiddenTokenEnv(dict[str, str]):
-    """A kernel's environment whose ``repr`` and ``str`` hide the token's value."""
+class EnvShownByName(dict[str, str]):
+    """A kernel's environment whose ``repr`` and ``str`` show its variables' names only."""
 
     def __repr__(self) -> str:
-        shown = {
-            name: "<hidden>" if name in (TOKEN_ENV, GATEWAY_TOKEN_ENV) else value
-            for name, value in self.items()
-        }
-        return repr(shown)
+        return f"<environment: {', '.join(sorted(self))}>"
 
     __str__ = __repr__
 
@@ -86,11 +84,11 @@ def give_kernels_the_connection(
 
     async def start_kernel_with_connection(*args: Any, **kwargs: Any) -> Any:
         env = kwargs.get("env")
-        kwargs["env"] = HiddenTokenEnv(
-            {
-                **(os.environ if env is None else env),
-                **connection(serverapp, token, configured_url),
-            }
+        # env= replaces a local kernel's inherited environment, so it starts from the server's;
+        # a gateway's manager adds the server's environment itself (and filters it)
+        given = {} if on_gateway else os.environ
+        kwargs["env"] = EnvShownByName(
+            {**(given if env is None else env), **connection(serverapp, token, configured_url)}
         )
         return await ensure_async(start_kernel(*args, **kwargs))
 

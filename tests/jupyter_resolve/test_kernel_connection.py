@@ -1,5 +1,5 @@
 """The connection a kernel reads for %resolve (issue 39.2): either name form, the configured
-URL for kernels, and an environment whose printed form hides the token."""
+URL for kernels, and an environment whose printed form shows its names only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from traitlets import TraitError
 
 from jupyter_resolve.config import Resolve
-from jupyter_resolve.kernel_env import HiddenTokenEnv
+from jupyter_resolve.kernel_env import EnvShownByName
 from jupyter_resolve.magics.client import Connection
 
 
@@ -26,12 +26,13 @@ def test_the_jupyter_names_win_over_the_kernel_prefixed_ones() -> None:
     assert Connection.from_env(env) == Connection("http://a:1/", "t1")
 
 
-def test_the_printed_environment_hides_both_token_names() -> None:
-    env = HiddenTokenEnv(
-        {"KERNEL_RESOLVE_TOKEN": "s3cret", "JUPYTER_RESOLVE_TOKEN": "s3cret", "PATH": "/bin"}
+def test_the_printed_environment_shows_names_only() -> None:
+    env = EnvShownByName(
+        {"KERNEL_RESOLVE_TOKEN": "s3cret", "JUPYTERHUB_API_TOKEN": "hub", "PATH": "/bin"}
     )
     for shown in (repr(env), str(env), f"{ {'env': env} }"):
-        assert "s3cret" not in shown and "/bin" in shown and "<hidden>" in shown
+        assert "s3cret" not in shown and "hub'" not in shown and "/bin" not in shown
+        assert "<environment: JUPYTERHUB_API_TOKEN, KERNEL_RESOLVE_TOKEN, PATH>" in shown
     assert env["KERNEL_RESOLVE_TOKEN"] == "s3cret"  # the kernel still gets it
 
 
