@@ -31,13 +31,16 @@ class CheckApp(JupyterApp):
 
     def start(self) -> None:
         from .mcp.catalog import offered_tools
-        from .tools.catalog import DEFAULT_ALLOW, load_schemas, tool_lists
+        from .notebook.tools import NOTEBOOK_TOOLS
+        from .runs.builtin_tools import GATEWAY_TOOLS
+        from .tools.catalog import default_allow, load_schemas, tool_lists
 
         config = Resolve(parent=self)
         mcp_tools, mcp_problems = offered_tools(config, self.log)
-        default = [*DEFAULT_ALLOW, *mcp_tools]
+        schemas = load_schemas()
+        default = [*default_allow(schemas), *mcp_tools]
         allowed = default if config.allowed_tools is None else config.allowed_tools
-        lists = tool_lists(load_schemas(), without_mcp(allowed))
+        lists = tool_lists(schemas, without_mcp(allowed), [*GATEWAY_TOOLS, *NOTEBOOK_TOOLS])
         for name, tools in {**lists, "mcp": mcp_tools}.items():
             print(f"{name:16} {', '.join(sorted(tools)) or '(none)'}")
         folders = [Path.cwd() / ".resolve" / "souls", *(Path(d) for d in config.souls_dirs)]

@@ -38,7 +38,7 @@ from .runs.run import Run
 from .runs.start import start_run
 from .scratch import sandbox as scratch_sandbox
 from .souls import Soul
-from .tools.catalog import DEFAULT_ALLOW, ToolSchema
+from .tools.catalog import ToolSchema, default_allow
 from .tools.toolset import ToolSet
 from .wiring import wire
 
@@ -166,7 +166,9 @@ class Gateway:
     def allowed_tools(self) -> list[str]:
         configured = self.config.allowed_tools
         # by default every tool of every configured MCP server too (their approval is ask)
-        return [*DEFAULT_ALLOW, *self.mcp.names()] if configured is None else list(configured)
+        if configured is not None:
+            return list(configured)
+        return [*default_allow(self.schemas), *self.mcp.names()]
 
     def toolset(self) -> ToolSet:
         """The catalogue as of now, made again only when what it is made of changed: every

@@ -34,17 +34,14 @@ def tool_discipline(tool_names: Sequence[str]) -> str:
     )
 
 
-FILE_TOOLS = ("read_file", "write_file", "edit_file", "list_dir", "search_files")
-
-
 def notebook_discipline(
-    notebook: str, work: str, tool_names: Sequence[str], variables: Sequence[str] = ()
+    notebook: str, work: str, variables: Sequence[str] = (), *, file_tools: bool = False
 ) -> str:
     """The discipline's lines for a notebook chat's python (DESIGN 5): it reads beside the
     notebook, read-only, and writes to ``work`` (the absolute path of the session's work/);
-    ``variables``: the mentioned ones already in its namespace. Empty without python."""
-    if "python" not in tool_names:
-        return ""
+    ``variables``: the mentioned ones already in its namespace; ``file_tools``: the run has tools
+    that work in the session workspace instead (their schemas' ``file_tool``). Asked only for a
+    run offered a tool that runs in the notebook's folder (its schema's ``notebook_folder``)."""
     folder = posixpath.dirname(notebook) or "the server root"
     lines = [
         f"- This chat is about the notebook {notebook}. Your python code runs in its folder "
@@ -60,7 +57,7 @@ def notebook_discipline(
             "namespace, as copies: use them by name; changing them changes nothing in the "
             "person's notebook."
         )
-    if any(name in tool_names for name in FILE_TOOLS):
+    if file_tools:
         lines.append(
             "- The file tools (read_file, list_dir, ...) work in your workspace (work/ and "
             "context/), not in the notebook's folder: read the person's files with python."

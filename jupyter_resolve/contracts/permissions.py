@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,15 +19,9 @@ ASKED: dict[str, tuple[str, str]] = {
     KERNELS_EXECUTE: ("execute", "kernels"),
 }
 
-# Tools that reach the server root or a user's kernel, and what each needs; a tool not named
-# here works in the session's own folders and needs none of them.
-TOOL_NEEDS: dict[str, tuple[str, ...]] = {
-    "notebook_read": (CONTENTS_READ,),
-    "notebook_variables": (CONTENTS_READ, KERNELS_EXECUTE),
-    "inspect_variable": (CONTENTS_READ, KERNELS_EXECUTE),
-    "snapshot_variable": (CONTENTS_READ, KERNELS_EXECUTE),
-    "notebook_propose": (CONTENTS_READ, CONTENTS_WRITE, KERNELS_EXECUTE),
-}
+Needs = Mapping[str, Iterable[str]]
+"""Tool name → the permissions its caller needs: each builtin schema's ``needs``
+(tools/catalog.py); a tool not named needs none (it works in the session's own folders)."""
 
 
 class RunPermissions(BaseModel):
@@ -46,14 +40,14 @@ class RunPermissions(BaseModel):
         return cls(contents_read=True, contents_write=True, kernels_execute=True)
 
     @classmethod
-    def for_tools(cls, names: Iterable[str]) -> RunPermissions:
+    def for_tools(cls, names: Iterable[str], needs: Needs) -> RunPermissions:
         """What a grant of ``names`` implies (a peer's configured tools)."""
-        needed = {need for name in names for need in TOOL_NEEDS.get(name, ())}
+        needed = {need for name in names for need in needs.get(name, ())}
         return cls(**{need: True for need in needed})
 
-    def allows(self, name: str) -> bool:
-        """Whether a run with these permissions is offered the tool ``name``."""
-        return all(getattr(self, need) for need in TOOL_NEEDS.get(name, ()))
+    def allows(self, needs: Iterable[str]) -> bool:
+        """Whether these permissions include every one of ``needs``."""
+        return all(getattr(self, need) for need in needs)
 
     def within(self, other: RunPermissions) -> RunPermissions:
         """These, capped by ``other`` (a delegated run never has more than its parent)."""
@@ -64,6 +58,6 @@ class RunPermissions(BaseModel):
         )
 
 
-def permitted(names: Sequence[str], permissions: RunPermissions) -> list[str]:
+def permitted(names: Sequence[str], permissions: RunPermissions, needs: Needs) -> list[str]:
     """``names`` without the tools ``permissions`` do not allow, in order."""
-    return [n for n in names if permissions.allows(n)]
+    return [n for n in names if permissions.allows(needs.get(n, ()))]

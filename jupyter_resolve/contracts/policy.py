@@ -2,7 +2,9 @@
 
 ``c.Resolve.approval_policy`` maps a tool name or an effect (read, write, exec, network) to
 ``auto``, ``ask`` or ``deny``. A tool's own name wins over its effect; without either, the
-tool's declared default applies (artifacts.promote and network tools ask).
+tool's declared default applies (artifacts.promote and network tools ask). A tool whose schema
+says ``always_ask`` (promotion: it makes something canonical, and only a person decides that,
+DESIGN 3.7) is never run unasked, whatever the policy says; the policy may still deny it.
 
 Both exec tools, ``python`` and ``shell``, default to ``auto``: either can do all the other can
 (``python`` runs ``subprocess``), so asking for one only is no protection. What protects the
@@ -20,19 +22,16 @@ DECISIONS = ("auto", "ask", "deny")
 EFFECTS = ("read", "write", "exec", "network")
 
 
-# Tools a person must always approve, whatever the policy says (it may still deny them):
-# promotion makes something canonical, and only a person decides that (DESIGN 3.7).
-ALWAYS_ASK = frozenset({"artifacts.promote"})
-
-
-def decide(name: str, effect: str, default: str, policy: Mapping[str, str]) -> Decision:
+def decide(
+    name: str, effect: str, default: str, policy: Mapping[str, str], always_ask: bool = False
+) -> Decision:
     decision: Decision = default if default in DECISIONS else "ask"  # type: ignore[assignment]
     for key in (name, effect):
         value = policy.get(key)
         if value in DECISIONS:
             decision = value  # type: ignore[assignment]
             break
-    if name in ALWAYS_ASK and decision == "auto":
+    if always_ask and decision == "auto":
         return "ask"
     return decision
 

@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,10 +52,8 @@ class NotebookHost(Protocol):
 
 def register_notebook_tools(tools: ToolDispatcher, host: NotebookHost) -> None:
     """The user's-notebook tools on ``tools``, run by the gateway with ``host``'s services."""
-    tools.register("notebook_variables", bind(host, notebook_variables))
-    tools.register("inspect_variable", bind(host, inspect_variable))
-    tools.register("snapshot_variable", bind(host, snapshot_variable))
-    tools.register("notebook_propose", bind(host, notebook_propose))
+    for name, tool in NOTEBOOK_TOOLS.items():
+        tools.register(name, bind(host, tool))
     in_kernel = tools.implementation("notebook_read")
     if in_kernel is not None:  # outside a Jupyter server it stays the scratch kernel's
         tools.register("notebook_read", _notebook_read(host, in_kernel))
@@ -351,3 +350,13 @@ async def describe_mentions(host: NotebookHost, request: ChatRequest) -> ChatReq
             mention = mention.model_copy(update={"description": str(answer["description"])})
         described.append(mention)
     return request.model_copy(update={"mentions": described})
+
+
+NOTEBOOK_TOOLS: dict[str, Callable[[NotebookHost, ToolCallRequest], Awaitable[ToolResult]]] = {
+    "notebook_variables": notebook_variables,
+    "inspect_variable": inspect_variable,
+    "snapshot_variable": snapshot_variable,
+    "notebook_propose": notebook_propose,
+}
+"""The user's-notebook tools the gateway runs (list 4 of DESIGN 3.4, with runs/builtin_tools.py's
+and the kernel_tools registry); ``notebook_read`` is the kernel's, replaced here in a server."""

@@ -1,15 +1,18 @@
 """The read-only catalogue a peer may see: souls (``resolve.skills``) and tools (``resolve.tools``).
 
-Pure. Only names and descriptions leave, scrubbed of paths and known secrets and cut to
+Only names and descriptions leave, scrubbed of paths and known secrets and cut to
 :data:`MAX_TEXT` characters: never a parameter schema, a value, a path or a credential.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..souls import ROLES, Soul, load_souls
 
 MAX_TEXT = 120
 """Longest name or description a peer is shown."""
@@ -29,34 +32,21 @@ class SoulEntry:
     tools: tuple[str, ...] | None = None  # None: every allowed tool (a soul's ``tools: "*"``)
 
 
-_READ = ("read_file", "list_dir", "search_files", "notebook_read")
+@functools.cache
+def builtin_roles() -> tuple[SoulEntry, ...]:
+    """The built-in roles (``souls/*.md``: the souls offer the tools, nothing here names one),
+    shown when the gateway has no soul registry."""
+    souls = load_souls([])
+    return tuple(_entry(souls[role]) for role in ROLES if role in souls)
 
-FALLBACK_SOULS = (
-    SoulEntry(
-        "planner",
-        "Breaks a question into steps and says what each step needs; reads, never writes.",
-        "planner",
-        _READ,
-    ),
-    SoulEntry(
-        "specialist",
-        "Does the research: runs Python and shell in a scratch kernel, reads and writes files.",
-        "specialist",
-        (*_READ, "python", "shell", "write_file", "edit_file", "subagents.delegate"),
-    ),
-    SoulEntry(
-        "evaluator",
-        "Checks the work and critiques it against the question; reads, never writes.",
-        "evaluator",
-        _READ,
-    ),
-    SoulEntry(
-        "tool-agent",
-        "Executes the steps of a plan with the tools it is allowed and reports what they returned.",
-        "tool-agent",
-    ),
-)
-"""The built-in roles, shown when the gateway has no soul registry."""
+
+def _entry(soul: Soul) -> SoulEntry:
+    return SoulEntry(
+        name=soul.name,
+        description=soul.description,
+        role=soul.role,
+        tools=None if soul.tools == "*" else tuple(soul.tools),
+    )
 
 
 def scrub(text: str, redact: Iterable[str] = ()) -> str:
@@ -114,7 +104,7 @@ def soul_entries(registry: Any) -> list[SoulEntry]:
     """Read souls from whatever the gateway holds (a mapping, a registry with ``list()``, or an
     iterable of soul objects or dicts); fall back to the built-in roles when there are none."""
     if registry is None:
-        return list(FALLBACK_SOULS)
+        return list(builtin_roles())
     items: Any = registry
     if isinstance(registry, Mapping):
         items = registry.values()
@@ -127,7 +117,7 @@ def soul_entries(registry: Any) -> list[SoulEntry]:
     try:
         iterator = iter(items)
     except TypeError:
-        return list(FALLBACK_SOULS)
+        return list(builtin_roles())
     for item in iterator:
         name = _field(item, "name", "id")
         if not isinstance(name, str) or not name:
@@ -146,4 +136,4 @@ def soul_entries(registry: Any) -> list[SoulEntry]:
                 else None,
             )
         )
-    return souls or list(FALLBACK_SOULS)
+    return souls or list(builtin_roles())

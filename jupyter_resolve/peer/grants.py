@@ -14,7 +14,7 @@ TOKEN_OWNER = JUPYTER_OWNER + "token:"
 """The owner of a token-only login's jobs: this prefix and a digest of the token (never the
 token itself), so that every client holding that token sees the same tasks."""
 
-EXEC = "exec"
+SANDBOXED = "sandboxed"
 
 
 def run_owner(peer: str) -> str | None:
@@ -34,9 +34,10 @@ def granted_tools(granted: Iterable[str], allowed: Sequence[str]) -> tuple[str, 
     return tuple(name for name in allowed if name in wanted)
 
 
-def exec_tools(tools: Iterable[str], effects: Mapping[str, str]) -> list[str]:
-    """The tools that run code: effect ``exec``, or no known effect (then assume the worst)."""
-    return [name for name in tools if effects.get(name, EXEC) == EXEC]
+def sandboxed_only(tools: Iterable[str], peer_use: Mapping[str, str]) -> list[str]:
+    """The tools a peer may use only under the sandbox (their schemas' ``peer``: the ones that
+    run code), a tool of no known schema among them (then assume the worst)."""
+    return [name for name in tools if peer_use.get(name, SANDBOXED) == SANDBOXED]
 
 
 def sandbox_refusal(peer: str, tools: Sequence[str]) -> str:

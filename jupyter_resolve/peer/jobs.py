@@ -32,7 +32,7 @@ from ..runs.run import Run
 from ..runs.transcript import SessionTranscripts
 from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
-from .grants import JUPYTER_OWNER, exec_tools, granted_tools, run_owner, sandbox_refusal
+from .grants import JUPYTER_OWNER, granted_tools, run_owner, sandbox_refusal, sandboxed_only
 from .limits import ID_PATTERN, SubmitWindow, id_problem
 from .sessions import context_of, session_for
 
@@ -152,7 +152,7 @@ class JobManager:
         self.prompts: dict[str, str] = {}
         self.window = SubmitWindow(gateway.config.peer_submit_rate)
         # a Jupyter login's contents/kernels permissions, as the Authorizer answered its latest
-        # request (handlers/peer.py); a peer's follow from its grant (runs/start.py)
+        # request (peer/handlers.py); a peer's follow from its grant (runs/start.py)
         self.user_permissions: dict[str, RunPermissions] = {}
 
     def check_rate(self, peer: str) -> None:
@@ -178,9 +178,10 @@ class JobManager:
         return granted_tools(granted.get(owner, ()), self.gateway.allowed_tools())
 
     def exec_granted(self, tools: tuple[str, ...]) -> list[str]:
-        """Which of ``tools`` run code (effect ``exec``; an unknown effect counts as exec)."""
-        effects = {name: schema.effect for name in tools if (schema := self.gateway.schema(name))}
-        return exec_tools(tools, effects)
+        """Which of ``tools`` a peer may use only under the sandbox (the schemas' ``peer``; a
+        tool of no known schema counts as one)."""
+        rules = {name: s.peer_use() for name in tools if (s := self.gateway.schema(name))}
+        return sandboxed_only(tools, rules)
 
     def sandboxed(self) -> bool:
         """Whether scratch kernels really run under the sandbox (the effective value)."""

@@ -6,14 +6,16 @@ others through the kernel_tools bridge), and the trusted tools in the gateway th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
+
+from kernel_tools.registry import implemented_names as kernel_tool_names
 
 from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
 from ..scratch.kernels import ScratchKernelUnavailable
 from ..scratch.pool import ScratchKernels
-from ..tools.catalog import TRUSTED_TOOLS, implemented_names
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from ..tools.kernel import PythonBinder, PythonBinding, run_bridged, run_python
 from ..tools.web_fetch import web_fetch
@@ -48,12 +50,10 @@ def register_builtin_tools(
 ) -> None:
     """Register every builtin and the run's trusted tools on ``tools``; ``bind_python`` says
     where a run's python reads and what it loads (a notebook chat's: notebook/binding.py)."""
-    for name in implemented_names():
-        if name not in TRUSTED_TOOLS:
-            tools.register(name, kernel_tool(host, name, bind_python))
-    tools.register("web_fetch", bind(host, fetch))
-    tools.register("artifacts.promote", bind(host, promote))
-    tools.register("subagents.delegate", bind(host, delegate))
+    for name in sorted(kernel_tool_names()):
+        tools.register(name, kernel_tool(host, name, bind_python))
+    for name, tool in GATEWAY_TOOLS.items():
+        tools.register(name, bind(host, tool))
 
 
 def kernel_tool(
@@ -166,3 +166,12 @@ async def delegate(host: ToolHost, request: ToolCallRequest) -> ToolResult:
         ok=child.reason == "stop",
         output=f"[{soul} run {child.run_id}, {child.reason}]\n{text}",
     )
+
+
+GATEWAY_TOOLS: dict[str, Callable[[ToolHost, ToolCallRequest], Awaitable[ToolResult]]] = {
+    "web_fetch": fetch,
+    "artifacts.promote": promote,
+    "subagents.delegate": delegate,
+}
+"""The trusted tools a run owns, run by the gateway itself (list 4 of DESIGN 3.4, with the
+kernel_tools registry and notebook/tools.py's)."""

@@ -119,8 +119,8 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
         )
     chat, config = request.chat, host.config
     soul = _soul(host, chat.soul)
-    permissions = _permissions(host, request)
-    names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions)
+    permissions = _permissions(host, request, toolset)
+    names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions, toolset.needs)
     tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
     check_namespace(request, session_id)
@@ -200,13 +200,18 @@ def _assemble(
 def _discipline(host: RunHost, chat: ChatRequest, plan: _Plan) -> str:
     """The tool set's discipline, and a notebook chat's lines on where its python reads and
     writes (notebook/binding.py binds the kernel the same way)."""
-    text = plan.toolset.discipline(plan.names)
+    toolset = plan.toolset
+    text = toolset.discipline(plan.names)
     if chat.notebook is None or not plan.permissions.contents_read:
         return text
+    if not toolset.having("notebook_folder", plan.names):
+        return text
     work = host.kernels.workspace(plan.session_id, create=False).work
-    loaded = [m.name for m in chat.mentions] if "snapshot_variable" in plan.names else []
-    extra = notebook_discipline(chat.notebook, str(work), plan.names, loaded)
-    return f"{text}\n{extra}" if extra else text
+    loading = toolset.having("loads_mentions", plan.names)
+    loaded = [m.name for m in chat.mentions] if loading else []
+    file_tools = bool(toolset.having("file_tool", plan.names))
+    extra = notebook_discipline(chat.notebook, str(work), loaded, file_tools=file_tools)
+    return f"{text}\n{extra}"
 
 
 def _record(
@@ -272,13 +277,13 @@ def _tool_names(
     return soul.tool_names(names) if soul else names
 
 
-def _permissions(host: RunHost, request: RunRequest) -> RunPermissions:
+def _permissions(host: RunHost, request: RunRequest, toolset: ToolSet) -> RunPermissions:
     """The caller's permissions; a delegated run's never exceed its parent's. A peer's run
     (A2A) has what the admin's grant implies (``c.Resolve.peer_tools``: ``notebook_read``
     granted is contents read), a Jupyter login's over A2A what its edge asked (none unless)."""
     if request.parent is None:
         if request.peer is not None and request.only_tools is not None:
-            return RunPermissions.for_tools(request.only_tools)
+            return RunPermissions.for_tools(request.only_tools, toolset.needs)
         return request.permissions
     parent_run = host.runs.runs.get(request.parent)
     return request.permissions.within(

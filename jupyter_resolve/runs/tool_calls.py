@@ -82,6 +82,7 @@ class ToolCalls:
             schema.effect if schema else "exec",
             schema.approval if schema else "ask",
             self.config.approval_policy,
+            always_ask=schema.always_ask if schema else False,
         )
         if decision == "auto":
             return None

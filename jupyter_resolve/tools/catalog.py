@@ -1,63 +1,72 @@
-"""The tool catalogue: schemas from kernel_tools, the default allow list, and the bridge tools
-the runtime is given (the OpenAI ``tools`` list the agent sees)."""
+"""The tool catalogue: the builtin schemas from kernel_tools, each with its facts, and the bridge
+tools the runtime is given (the OpenAI ``tools`` list the agent sees).
+
+One fact, one place (issue 45.1): a builtin's effect, where it runs, the permissions it needs,
+whether a peer may use it and whether the file-tool discipline applies are its schema's, in
+``kernel_tools/builtin-tools.json``. The default allow list, the peer grants, the discipline, the
+permission table and the approval policy read them from here; only the modules that implement a
+tool (and the souls that offer it) name it.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-# The gateway's default allow list: every builtin. Configure with c.Resolve.allowed_tools.
-DEFAULT_ALLOW = (
-    "python",
-    "shell",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_dir",
-    "search_files",
-    "notebook_read",
-    "web_fetch",
-    "subagents.delegate",
-    "artifacts.promote",
-    "notebook_variables",
-    "inspect_variable",
-    "snapshot_variable",
-    "notebook_propose",
-)
+Permission = Literal["contents_read", "contents_write", "kernels_execute"]
+"""The names of :class:`~jupyter_resolve.contracts.permissions.RunPermissions`' fields."""
 
-
-# Tools the gateway runs itself (not in the kernel).
-TRUSTED_TOOLS = (
-    "web_fetch",
-    "subagents.delegate",
-    "artifacts.promote",
-    "notebook_variables",
-    "inspect_variable",
-    "snapshot_variable",
-    "notebook_propose",
-)
+PeerUse = Literal["yes", "sandboxed"]
+"""Whether a peer may be granted the tool: always, or only while scratch kernels are sandboxed."""
 
 
 class ToolSchema(BaseModel):
-    """One entry of ``kernel_tools/builtin-tools.json``."""
+    """One entry of ``kernel_tools/builtin-tools.json`` (or an MCP server's tool as one)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     description: str
     parameters: dict[str, Any]
     effect: str
     approval: str = "auto"
-    runs_in: str = "kernel"
+    runs_in: str = "kernel"  # kernel (kernel_tools), gateway (a trusted tool), mcp
+    needs: tuple[Permission, ...] = ()  # what the run's caller must be allowed (DESIGN 10.1)
+    peer: PeerUse | None = None  # None: sandboxed for an exec tool, else yes
+    file_tool: bool = False  # works in the session workspace: the file-tool discipline applies
+    always_ask: bool = False  # a person approves every call, whatever the policy (DESIGN 3.7)
+    notebook_folder: bool = False  # in a notebook chat it runs in the notebook's folder
+    loads_mentions: bool = False  # copies a notebook chat's mentioned variables for python
+
+    def peer_use(self) -> PeerUse:
+        if self.peer is not None:
+            return self.peer
+        return "sandboxed" if self.effect == "exec" else "yes"
 
 
 def load_schemas() -> list[ToolSchema]:
     text = resources.files("kernel_tools").joinpath("builtin-tools.json").read_text("utf-8")
     return [ToolSchema.model_validate(t) for t in json.loads(text)["tools"]]
+
+
+def default_allow(schemas: Iterable[ToolSchema]) -> list[str]:
+    """The gateway's default allow list: every builtin, in schema order (configure with
+    ``c.Resolve.allowed_tools``)."""
+    return [schema.name for schema in schemas]
+
+
+def needs_table(schemas: Iterable[ToolSchema]) -> dict[str, tuple[str, ...]]:
+    """Tool name → the permissions a run's caller needs for it (contracts/permissions.py)."""
+    return {schema.name: tuple(schema.needs) for schema in schemas}
+
+
+def named(schemas: Mapping[str, ToolSchema], names: Iterable[str], fact: str) -> list[str]:
+    """The ``names`` whose schema has the boolean ``fact`` (e.g. ``file_tool``), in order."""
+    return [n for n in names if (s := schemas.get(n)) is not None and getattr(s, fact)]
 
 
 def bridge_tools(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> list[dict[str, Any]]:
@@ -77,18 +86,21 @@ def bridge_tools(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> list[
     ]
 
 
-def implemented_names() -> list[str]:
-    """Implementations: the kernel_tools registry plus the gateway's trusted tools."""
+def implemented_names(gateway_tools: Iterable[str]) -> list[str]:
+    """Implementations: the kernel_tools registry plus the tools the gateway implements itself
+    (the names its implementing modules register: runs/builtin_tools.py, notebook/tools.py)."""
     from kernel_tools.registry import implemented_names as kernel_names
 
-    return sorted({*kernel_names(), *TRUSTED_TOOLS})
+    return sorted({*kernel_names(), *gateway_tools})
 
 
-def tool_lists(schemas: Sequence[ToolSchema], allowed: Sequence[str]) -> dict[str, list[str]]:
+def tool_lists(
+    schemas: Sequence[ToolSchema], allowed: Sequence[str], gateway_tools: Iterable[str]
+) -> dict[str, list[str]]:
     """The four lists of DESIGN 3.4."""
     return {
         "schemas": [s.name for s in schemas],
         "allow": list(allowed),
         "bridge": [t["function"]["name"] for t in bridge_tools(schemas, allowed)],
-        "implementations": implemented_names(),
+        "implementations": implemented_names(gateway_tools),
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..contracts.discipline import tool_discipline
 from ..contracts.run_manifest import tool_entry
-from .catalog import ToolSchema, bridge_tools
+from .catalog import ToolSchema, bridge_tools, named, needs_table
 
 MAX_DISCIPLINES = 256  # distinct tool sets whose discipline text is kept
 
@@ -30,6 +30,7 @@ class ToolSet:
     ) -> None:
         self.allowed = list(allowed)
         self.schemas = {s.name: s for s in schemas}
+        self.needs = needs_table(schemas)  # what each tool's caller must be allowed
         self.specs = bridge_tools(schemas, self.allowed)
         self.drift = drift(self.specs)
         # per spec: the manifest's entry and its JSON length (contracts.context.estimate)
@@ -39,6 +40,10 @@ class ToolSet:
 
     def schema(self, name: str) -> ToolSchema | None:
         return self.schemas.get(name)
+
+    def having(self, fact: str, names: Sequence[str]) -> list[str]:
+        """The ``names`` whose schema says ``fact`` (``file_tool``, ``notebook_folder``...)."""
+        return named(self.schemas, names, fact)
 
     def select(self, names: Sequence[str]) -> list[dict[str, Any]]:
         """The specs of ``names`` that are allowed, in catalogue order."""

@@ -73,6 +73,13 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def schema_names(root: Path) -> list[str]:
+    import json
+
+    data = json.loads((root / "kernel_tools" / "builtin-tools.json").read_text())
+    return [t["name"] for t in data["tools"]]
+
+
 def test_clean_copy_passes(copy: Path) -> None:
     result = run_check(copy)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -88,12 +95,14 @@ def test_schema_missing_is_drift(copy: Path) -> None:
     path.write_text(json.dumps(data))
     result = run_check(copy)
     assert result.returncode == 1
-    assert "'list_dir' is in allow but not in schemas" in result.stdout
+    # the default allow list follows the schemas: the implementation is left unexposed
+    assert "'list_dir' is in implementations but not in schemas" in result.stdout
 
 
 def test_allow_list_missing_is_drift(copy: Path) -> None:
-    edit(copy / "jupyter_resolve" / "tools" / "catalog.py", '    "search_files",\n', "")
-    result = run_check(copy)
+    # the default allow list is every schema (tools/catalog.py): only a configured one can miss
+    names = [n for n in schema_names(copy) if n != "search_files"]
+    result = run_check(copy, *(f"--Resolve.allowed_tools={n}" for n in names))
     assert result.returncode == 1
     assert "'search_files' is in schemas but not in allow" in result.stdout
 
@@ -121,6 +130,13 @@ def test_implementation_missing_is_drift(copy: Path) -> None:
     result = run_check(copy)
     assert result.returncode == 1
     assert "'edit_file' is in schemas but not in implementations" in result.stdout
+
+
+def test_a_gateway_tool_missing_is_drift(copy: Path) -> None:
+    edit(copy / "jupyter_resolve" / "runs" / "builtin_tools.py", '    "web_fetch": fetch,\n', "")
+    result = run_check(copy)
+    assert result.returncode == 1
+    assert "'web_fetch' is in schemas but not in implementations" in result.stdout
 
 
 async def test_server_refuses_chat_on_drift_and_health_says_why(

@@ -12,9 +12,14 @@ def test_name_beats_effect_beats_default() -> None:
 
 
 def test_promotion_always_needs_a_person() -> None:
-    assert decide("artifacts.promote", "write", "ask", {"write": "auto"}) == "ask"
-    assert decide("artifacts.promote", "write", "ask", {"artifacts.promote": "auto"}) == "ask"
-    assert decide("artifacts.promote", "write", "ask", {"artifacts.promote": "deny"}) == "deny"
+    from jupyter_resolve.tools.catalog import load_schemas
+
+    (promote,) = [s for s in load_schemas() if s.always_ask]  # its schema says so, nothing else
+    name, always = promote.name, promote.always_ask
+    assert decide(name, "write", "ask", {"write": "auto"}, always) == "ask"
+    assert decide(name, "write", "ask", {name: "auto"}, always) == "ask"
+    assert decide(name, "write", "ask", {name: "deny"}, always) == "deny"
+    assert decide(name, "write", "ask", {name: "auto"}) == "auto"  # the fact decides, not the name
 
 
 def test_invalid_entries_are_named() -> None:

@@ -20,6 +20,10 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+REQUIRED = {"name", "description", "parameters", "effect", "approval", "runs_in", "needs", "peer"}
+FACTS = {"needs", "peer", "file_tool", "always_ask", "notebook_folder", "loads_mentions"}
+
+
 def test_tool_list() -> None:
     names = schemas.tool_names()
     assert names == [
@@ -40,8 +44,12 @@ def test_tool_list() -> None:
         "notebook_propose",
     ]
     for tool in schemas.load_tools():
-        assert set(tool) == {"name", "description", "parameters", "effect", "approval", "runs_in"}
+        assert REQUIRED <= set(tool) <= REQUIRED | FACTS, tool["name"]
         assert tool["effect"] in {"read", "write", "exec", "network"}
+        assert tool["runs_in"] in {"kernel", "gateway"}
+        assert set(tool["needs"]) <= {"contents_read", "contents_write", "kernels_execute"}
+        assert tool["peer"] in {"yes", "sandboxed"}
+        assert all(tool[fact] is True for fact in FACTS & set(tool) - {"needs", "peer"})
         assert tool["approval"] in {"auto", "ask", "deny"}
         assert tool["parameters"]["type"] == "object"
         assert len(tool["description"]) > 80

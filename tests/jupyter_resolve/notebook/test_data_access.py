@@ -204,11 +204,10 @@ def test_the_sandbox_hides_the_roots_dot_entries_but_not_pythons(
 def test_the_notebook_discipline_names_the_folder_and_the_work_path() -> None:
     from jupyter_resolve.contracts.discipline import notebook_discipline
 
-    text = notebook_discipline("sub/a.ipynb", "/s/work", ["python", "read_file"], ["df"])
+    text = notebook_discipline("sub/a.ipynb", "/s/work", ["df"], file_tools=True)
     assert "(sub)" in text and "/s/work/" in text and "read-only" in text
     assert "(df) are already defined" in text and "file tools" in text
-    assert notebook_discipline("a.ipynb", "/s/work", ["python"]).count("\n- ") == 1
-    assert notebook_discipline("a.ipynb", "/s/work", ["read_file"]) == ""
+    assert notebook_discipline("a.ipynb", "/s/work").count("\n- ") == 1
 
 
 @pytest.mark.parametrize("contents_read", [True, False])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from jupyter_resolve.peer.catalogue import (
-    FALLBACK_SOULS,
     MAX_TEXT,
     SoulEntry,
+    builtin_roles,
     cut,
     scrub,
     skill_entries,
@@ -52,8 +52,12 @@ def test_tool_entries_have_no_parameters() -> None:
 
 
 def test_soul_entries_from_a_registry_or_the_fallback() -> None:
-    assert soul_entries(None) == list(FALLBACK_SOULS)
-    assert [s.name for s in FALLBACK_SOULS] == ["planner", "specialist", "evaluator", "tool-agent"]
+    assert soul_entries(None) == list(builtin_roles())
+    assert [s.name for s in builtin_roles()] == ["planner", "specialist", "evaluator", "tool-agent"]
+    planner, specialist, _, agent = builtin_roles()  # the soul files' own tools
+    assert planner.tools == ("read_file", "list_dir", "search_files", "notebook_read")
+    assert specialist.tools is not None and "python" in specialist.tools
+    assert agent.tools is None  # "*"
     registry = {
         "a": SimpleNamespace(
             name="a", description="does a", role="planner", tools=["python"], prompt="SECRET"
