@@ -8,6 +8,8 @@ PYTHON ?= python3
 APT_PACKAGES := build-essential cmake curl bubblewrap clang libclang-rt-14-dev chromium
 # the release builds: static agent-httpd for x86_64 (musl) and aarch64 (cross), tested under qemu
 APT_PACKAGES += musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+# tests/hub: the hub service's usage database on a real Postgres (a cluster the tests start)
+APT_PACKAGES += postgresql
 # The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
 # linked into the venv's share/jupyter/labextensions/ (a wheel ships it there as shared data).
 LABEXT_NAME := jupyter-resolve
@@ -80,7 +82,7 @@ $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -n
 	@./scripts/ensure-apt.sh $(APT_PACKAGES)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e '.[test,lab,docs,local]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e '.[test,lab,docs,local,hub]'
 	$(MAKE) -C native
 	@touch $(STAMP)
 

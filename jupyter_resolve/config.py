@@ -8,29 +8,41 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
 from .config_agents import AgentSettings
-from .config_hub import HubSettings
-from .config_models import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, DEFAULT_MODEL, ModelSettings
+from .config_models import ModelSettings
+from .providers import registry
+
+if TYPE_CHECKING:
+
+    class ProviderSettings(Configurable): ...
+
+else:  # each installed provider's own settings (providers/registry.py)
+    ProviderSettings = registry.settings_base()
 
 
-class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
+class Resolve(ModelSettings, AgentSettings, ProviderSettings, Configurable):
     """Settings of jupyter-resolve (the gateway, its runtime and its providers; the model
-    settings are declared in config_models.py, the external agents' in config_agents.py)."""
+    settings are declared in config_models.py, the external agents' in config_agents.py, each
+    provider's by its entry in the jupyter_resolve.providers group)."""
 
-    provider = Enum(
-        ["scripted", "openai", "anthropic", "local", "hub"],
-        default_value="scripted",
+    provider = Unicode(
+        registry.DEFAULT,
         config=True,
-        help="Model provider: 'scripted' (offline, deterministic), 'openai' (any "
-        "OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp, LM Studio), 'anthropic', "
-        "'local' (a GGUF model on a llama.cpp server the gateway runs: c.Resolve.local_model), "
-        "or 'hub' (the organization's hub service holds the keys: c.Resolve.hub_service_url).",
+        help="Model provider, by its name in the jupyter_resolve.providers entry-point group "
+        f"(a package adds one). Installed here: {registry.summary()}.",
     )
+
+    @validate("provider")
+    def _installed_provider(self, proposal: Any) -> str:
+        name = str(proposal["value"])
+        registry.spec_of(name)  # a TraitError naming the installed ones
+        return name
+
     model = Unicode(
         "", config=True, help="Model name sent to the provider (empty: the provider's default)."
     )
@@ -45,11 +57,6 @@ class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
         config=True,
         help="Name of the environment variable holding the provider key "
         "(empty: OPENAI_API_KEY or ANTHROPIC_API_KEY). The key itself never goes in a file.",
-    )
-    script = Unicode(
-        "",
-        config=True,
-        help="JSONL script of model turns for the scripted provider (empty: built-in demo).",
     )
     stream_usage = Bool(
         True,
@@ -295,8 +302,9 @@ class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
 
     @default("context_tokens")
     def _default_context_tokens(self) -> int:
-        # the local model's window is the server's, which the gateway sets: fit to it
-        return self.local_context if self.provider == "local" else 0
+        # a provider may say its window (the local model's server's, which the gateway sets)
+        window = registry.spec_of(self.provider).context_tokens
+        return window(self) if window is not None else 0
 
     @default("runtime_path")
     def _default_runtime_path(self) -> str:
@@ -354,13 +362,13 @@ class Resolve(ModelSettings, AgentSettings, HubSettings, Configurable):
         return value
 
     def resolved_model(self) -> str:
-        return self.model or DEFAULT_MODEL[self.provider]
+        return self.model or registry.spec_of(self.provider).default_model
 
     def resolved_base_url(self) -> str:
-        return self.base_url or DEFAULT_BASE_URL[self.provider]
+        return self.base_url or registry.spec_of(self.provider).default_base_url
 
     def resolved_key_env(self) -> str:
-        return self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+        return self.api_key_env or registry.spec_of(self.provider).default_key_env
 
     def provider_key(self) -> str | None:
         """The provider key, read from the environment variable named by ``api_key_env``.

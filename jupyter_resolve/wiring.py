@@ -64,32 +64,8 @@ class Services:
 
 
 def make_configured_provider(config: Resolve, log: logging.Logger | None = None) -> Provider:
-    return make_provider(
-        config.provider,
-        model=config.model,
-        base_url=config.resolved_base_url(),
-        api_key=config.provider_key(),
-        api_key_env=config.resolved_key_env(),
-        script=config.script or None,
-        stream_usage=config.stream_usage,
-        timeout=config.provider_timeout,
-        max_retries=config.provider_max_retries,
-        thinking=config.thinking,
-        prompt_caching=config.prompt_caching,
-        reasoning_effort=config.reasoning_effort,
-        families=config.model_families,
-        local={
-            "model": config.local_model,
-            "context": config.local_context,
-            "threads": config.local_threads,
-            "max_tokens": config.local_max_tokens,
-            "tool_choice": config.local_tool_choice,
-        },
-        hub={"url": config.resolved_hub_service_url(), "token": config.hub_api_token()}
-        if config.provider == "hub"
-        else None,
-        log=log,
-    )
+    """The provider ``c.Resolve.provider`` names, built by its registry entry."""
+    return make_provider(config, log)
 
 
 def make_supervisor(config: Resolve, token: str, log: logging.Logger) -> RuntimeSupervisor:

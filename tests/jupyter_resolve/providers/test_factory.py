@@ -1,4 +1,5 @@
-"""make_provider, the public surface, and the fakes as subprocesses."""
+"""The public surface, and the fakes as subprocesses (the providers' registry:
+test_registry.py)."""
 
 from __future__ import annotations
 
@@ -11,23 +12,8 @@ import httpx
 import pytest
 
 import jupyter_resolve.providers as providers
-from jupyter_resolve.providers import (
-    AnthropicProvider,
-    OpenAIProvider,
-    ScriptedProvider,
-    make_provider,
-)
 
 REPO = Path(__file__).resolve().parents[3]
-COMMON = {
-    "model": "",
-    "base_url": "",
-    "api_key": None,
-    "api_key_env": "",
-    "script": None,
-    "stream_usage": True,
-    "timeout": 5.0,
-}
 
 
 def test_public_surface() -> None:
@@ -39,22 +25,6 @@ def test_public_surface() -> None:
         "ScriptedProvider",
         "make_provider",
     ]
-
-
-def test_make_provider_kinds(tmp_path: Path) -> None:
-    scripted = make_provider("scripted", **{**COMMON, "script": str(tmp_path / "s.jsonl")})
-    assert isinstance(scripted, ScriptedProvider) and scripted.script == tmp_path / "s.jsonl"
-    assert isinstance(make_provider("scripted", **COMMON), ScriptedProvider)
-    openai = make_provider(
-        "openai", **{**COMMON, "base_url": "http://127.0.0.1:9/v1", "stream_usage": False}
-    )
-    assert isinstance(openai, OpenAIProvider) and openai.stream_usage is False
-    assert openai.describe()["base_url"] == "http://127.0.0.1:9/v1"
-    anthropic = make_provider("anthropic", **{**COMMON, "model": "claude"}, max_retries=1)
-    assert isinstance(anthropic, AnthropicProvider) and anthropic.max_retries == 1
-    assert anthropic.describe()["base_url"] == "https://api.anthropic.com"
-    with pytest.raises(ValueError, match="unknown provider 'nope'"):
-        make_provider("nope", **COMMON)
 
 
 @pytest.mark.parametrize(

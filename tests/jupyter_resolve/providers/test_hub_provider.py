@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from jupyter_resolve.contracts.errors import ProviderError
-from jupyter_resolve.providers import ScriptedProvider, make_provider
-from jupyter_resolve.providers.hub import HubProvider, usage_of
+from jupyter_resolve.providers import ScriptedProvider
+from jupyter_resolve.providers.hub import HubProvider, make_hub_provider, usage_of
 from tests.fakes import streams
 from tests.fakes._server import Reply, json_reply
 from tests.fakes.openai_server import FakeOpenAI
@@ -37,18 +37,7 @@ class FakeService(FakeOpenAI):
 
 def hub_provider(fake: FakeOpenAI, **kw: Any) -> HubProvider:
     url = fake.base_url.removesuffix("v1")
-    provider = make_provider(
-        "hub",
-        model="default",
-        base_url="",
-        api_key=None,
-        api_key_env="",
-        script=None,
-        stream_usage=True,
-        timeout=5.0,
-        max_retries=3,
-        hub={"url": url, "token": TOKEN},
-    )
+    provider = make_hub_provider({"url": url, "token": TOKEN}, "default", None, 5.0, 3, True, "")
     assert isinstance(provider, HubProvider)
     return provider
 
