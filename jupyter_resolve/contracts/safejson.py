@@ -42,8 +42,15 @@ def nesting_depth(text: str, stop_above: int | None = None) -> int:
     return deepest
 
 
-def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
-    """``json.loads(data)``, refusing nesting deeper than ``max_depth`` before parsing."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads(
+    data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, allow_nan: bool = True
+) -> Any:
+    """``json.loads(data)``, refusing nesting deeper than ``max_depth`` before parsing; with
+    ``allow_nan=False`` also ``NaN`` and ``Infinity``, which JSON does not have."""
     text = (
         data.decode(json.detect_encoding(data), "strict")
         if isinstance(data, bytes | bytearray)
@@ -54,6 +61,6 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
         if nesting_depth(text, stop_above=max_depth) > max_depth:
             raise TooDeep(max_depth)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=None if allow_nan else _no_constant)
     except RecursionError as exc:  # not expected under the limit; never a 500 either way
         raise TooDeep(max_depth) from exc

@@ -4,19 +4,23 @@
 organization runs, and the key from the service's own environment). :func:`relay` sends one
 request and hands each piece of the answer to a writer as it arrives (a stream is passed
 through byte for byte, never re-framed), while :class:`UsageWatch` reads the same bytes for the
-``usage`` the upstream reports. Nothing here knows about users or budgets.
+``usage`` the upstream reports. A client that hangs up stops the writing, not the reading: the
+rest of the answer is read (for at most ``hangup_timeout`` seconds) so its usage can be charged.
+Nothing here knows about users or budgets.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 
-from ..contracts.sse import SSEDecoder
+from ..contracts.errors import ResolveError
+from ..contracts.sse import DONE, SSEDecoder
 from .budgets import Used
 
 Wire = Literal["openai", "anthropic"]
@@ -32,9 +36,13 @@ class Upstream:
     base_url: str
     key: str | None = field(default=None, repr=False)
 
-    def url(self) -> str:
+    def url(self, path: str = "") -> str:
+        """Where a request goes: ``path`` after the base (OpenAI: ``/chat/completions`` by
+        default, or ``/completions``); Anthropic's is always ``/v1/messages``."""
         base = self.base_url.rstrip("/")
-        return f"{base}/chat/completions" if self.wire == "openai" else f"{base}/v1/messages"
+        if self.wire == "anthropic":
+            return f"{base}/v1/messages"
+        return f"{base}{path or '/chat/completions'}"
 
     def models_url(self) -> str:
         return f"{self.base_url.rstrip('/')}/models"
@@ -73,6 +81,7 @@ class UsageWatch:
         self.completion = 0
         self.raw = bytearray()  # a JSON answer, read whole (bounded by the upstream's answer)
         self.streamed = False
+        self.done = False  # an OpenAI stream's [DONE] came
 
     def feed(self, piece: bytes, streamed: bool) -> None:
         self.streamed = streamed
@@ -83,6 +92,9 @@ class UsageWatch:
             self._frame(event.data)
 
     def _frame(self, data: str) -> None:
+        if data.strip() == DONE:
+            self.done = True
+            return
         try:
             obj = json.loads(data)
         except ValueError:
@@ -122,12 +134,25 @@ class UsageWatch:
         return Used(self.prompt, self.completion)
 
 
-Writer = Callable[[bytes], Awaitable[None]]
+Writer = Callable[[bytes], Awaitable[bool]]  # False: the client is gone
 Starter = Callable[[int, str], None]
 
 
-class UpstreamUnreachable(Exception):
+class UpstreamUnreachable(ResolveError, ConnectionError):
     """The upstream could not be reached or broke off; the message is safe to show."""
+
+    status = 502
+    code = "upstream_unreachable"
+
+
+@dataclass
+class Relayed:
+    """How a relay ended: the upstream's status; ``finished``: its answer was read to the end;
+    ``client_gone``: the client hung up before the end."""
+
+    status: int
+    finished: bool = True
+    client_gone: bool = False
 
 
 async def refused_key(
@@ -146,44 +171,61 @@ async def refused_key(
     await write(json.dumps(body).encode())
 
 
+async def _drain(pieces: AsyncIterator[bytes], watch: UsageWatch, streamed: bool) -> None:
+    async for piece in pieces:
+        watch.feed(piece, streamed)
+
+
 async def relay(
     client: httpx.AsyncClient,
     upstream: Upstream,
-    body: dict[str, Any],
+    request: tuple[str, dict[str, Any]],
     incoming: dict[str, str],
     *,
     start: Starter,
     write: Writer,
     watch: UsageWatch,
-) -> int:
-    """POST ``body`` upstream; ``start(status, content_type)`` once the answer's head is in,
-    then ``write`` each piece as it arrives (and ``watch`` reads it). Returns the status."""
-    request = client.build_request(
-        "POST", upstream.url(), json=body, headers=upstream.headers(incoming)
-    )
+    hangup_timeout: float,
+) -> Relayed:
+    """POST ``request`` (a path and a body) upstream; ``start(status, content_type)`` once the
+    answer's head is in, then ``write`` each piece as it arrives (and ``watch`` reads it)."""
+    path, body = request
+    url = upstream.url(path)
+    built = client.build_request("POST", url, json=body, headers=upstream.headers(incoming))
     try:
-        response = await client.send(request, stream=True)
+        response = await client.send(built, stream=True)
     except httpx.HTTPError as exc:
         why = upstream.redact(str(exc)) or type(exc).__name__
-        raise UpstreamUnreachable(f"cannot reach the upstream at {upstream.url()}: {why}") from exc
+        raise UpstreamUnreachable(f"cannot reach the upstream at {url}: {why}") from exc
     try:
         if response.status_code in (401, 403):
             await refused_key(upstream, response, start, write)
-            return 502
+            return Relayed(502)
+        status = response.status_code
         content_type = response.headers.get("content-type", "application/json")
-        streamed = response.status_code < 400 and "text/event-stream" in content_type
-        start(response.status_code, content_type)
+        streamed = status < 400 and "text/event-stream" in content_type
+        start(status, content_type)
+        pieces = response.aiter_bytes()
         try:
-            async for piece in response.aiter_bytes():
-                if response.status_code < 400:
+            async for piece in pieces:
+                if status >= 400:  # an error body: the key blanked should the upstream echo it
+                    piece = upstream.redact(piece.decode("utf-8", "replace")).encode()
+                else:
                     watch.feed(piece, streamed)
-                    await write(piece)
-                else:  # an error body: the key blanked should the upstream echo it
-                    await write(upstream.redact(piece.decode("utf-8", "replace")).encode())
+                if not await write(piece):
+                    break
+            else:
+                if streamed and upstream.wire == "openai" and not watch.done:
+                    await write(b"data: [DONE]\n\n")  # the end, said as clients expect it
+                return Relayed(status)
+            try:  # the client hung up: read on (bounded) for the usage to charge
+                await asyncio.wait_for(_drain(pieces, watch, streamed), hangup_timeout)
+            except asyncio.TimeoutError:
+                return Relayed(status, finished=False, client_gone=True)
+            return Relayed(status, client_gone=True)
         except httpx.HTTPError as exc:
             raise UpstreamUnreachable(
-                f"the upstream at {upstream.url()} broke off: {type(exc).__name__}"
+                f"the upstream at {url} broke off: {type(exc).__name__}"
             ) from exc
-        return response.status_code
     finally:
         await response.aclose()

@@ -8,13 +8,14 @@ their groups' entries (an unlimited group wins, and allowed models are the union
 default. A limit that no level sets is unlimited.
 
 Periods are calendar days and months in UTC. A request is refused (429) once the tokens or the
-cost already spent in a period reach that period's limit; a request that starts under the limit
-runs to its end, so the last one may go over by its own size.
+cost spent in a period, with the worst cases of the requests still in flight, reach that
+period's limit; one admitted under the limit runs to its end, so spent may go over by one
+request's reservation (:mod:`.budgets` decides it in the database).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
@@ -59,6 +60,12 @@ class Limits:
 
     def allows(self, model: str) -> bool:
         return self.models is None or "*" in self.models or model in self.models
+
+    @property
+    def cost_only(self) -> bool:
+        """A cost limit and no token limit: a model without a price would be free."""
+        costs = self.day_cost is not None or self.month_cost is not None
+        return costs and self.day_tokens is None and self.month_tokens is None
 
 
 def _generous(values: Iterable[float | None]) -> float | None:
@@ -155,7 +162,8 @@ def decide(user: str, model: str, limits: Limits, spent: Spent, now: datetime) -
             False,
             403,
             "model_not_allowed",
-            f"the model '{model}' is not allowed for {user} on this hub; allowed: {allowed}",
+            f"the model '{model}' is not allowed for {user} on this hub (set by the hub's "
+            f"administrator); allowed: {allowed}",
         )
     for name in LIMIT_FIELDS:
         limit = getattr(limits, name)
@@ -189,3 +197,45 @@ def usage_view(limits: Limits, spent: Spent, now: datetime) -> dict[str, Any]:
         }
         for period in ("day", "month")
     }
+
+
+def too_many(user: str, cap: int) -> Decision:
+    """The refusal of a request over the per-user cap on requests in flight (429)."""
+    return Decision(
+        False,
+        429,
+        "too_many_requests",
+        f"{user} already has {cap} requests in flight on this hub (its limit, set by the "
+        "hub's administrator); wait for one to finish",
+    )
+
+
+def unpriced(user: str, model: str) -> Decision:
+    """The refusal of a model without a price for a user whose limits count only cost."""
+    return Decision(
+        False,
+        403,
+        "model_unpriced",
+        f"the model '{model}' has no price on this hub and {user}'s limits count cost only, so "
+        "it cannot be used (the hub's administrator can add its price)",
+    )
+
+
+def unpriced_models(
+    specs: Iterable[LimitSpec], default_model: str, has_price: Callable[[str], bool]
+) -> list[str]:
+    """The models named in the config without a price, when some level's limits count only
+    cost (those models would cost nothing there: the service refuses to start)."""
+    specs = list(specs)
+    cost_only = any(
+        (s.day_cost is not None or s.month_cost is not None)
+        and s.day_tokens is None
+        and s.month_tokens is None
+        for s in specs
+    )
+    if not cost_only:
+        return []
+    named = {m for s in specs for m in s.models or () if m != "*"}
+    if default_model:
+        named.add(default_model)
+    return sorted(m for m in named if not has_price(m))

@@ -3,27 +3,42 @@
 The requests are the OpenAI provider's, sent to ``<hub_service_url>v1`` with the user's own hub
 API token instead of a provider key (``jupyter_resolve.hub`` checks it with JupyterHub, applies
 the user's models and budgets, and forwards upstream). What the service refuses is said in its
-own words: over budget, its 429 names the limit and when it resets, and is not retried (waiting
-a few seconds does not help); a model the user may not use is its 403.
+own words, with its own code and advice: over budget (``budget_exceeded``) its 429 names the
+limit and when it resets, and is not retried (waiting a few seconds does not help); a model the
+administrator did not allow is its 403; too many requests in flight is retried.
+
+While the service is down or restarting (nothing answers, or the hub's proxy answers 502/503/504
+with a page of its own), a request is retried with backoff, then fails with one plain sentence,
+never the proxy's HTML. A stream that stops before its end (the service died mid-answer) is an
+error, not a quiet stop.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 
 from ..contracts.errors import ProviderError
-from ._http import provider_message
 from .openai import OpenAIProvider
 
-HINTS = {  # the service's own refusals: what the person can do about each
+NOT_ANSWERING = "the hub's model service is not answering; try again in a minute"
+CUT = "the hub's model service stopped in the middle of the answer; try again in a minute"
+ADVICE = {  # the service's own refusals: what the person can do about each
     "budget_exceeded": "ask the hub's administrator for a larger budget, or wait until it resets",
     "model_not_allowed": "pick one of the allowed models (c.Resolve.model)",
+    "model_unpriced": "pick a model with a price, or ask the hub's administrator to price it",
+    "too_many_requests": "wait for one of your other requests to finish",
     "upstream_refused_key": "tell the hub's administrator",
+    "upstream_unreachable": "the model provider behind the hub is not answering; try again later",
+    "too_large": "the conversation is too large for the hub service; start a new session",
 }
+RETRIED = frozenset({"too_many_requests", "upstream_unreachable"})
+DOWN = frozenset({502, 503, 504})
+DONE_MARK = b"[DONE]"
 
 
 def service_error(raw: bytes) -> dict[str, Any] | None:
@@ -33,9 +48,17 @@ def service_error(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and error.get("code") in HINTS:
+    if isinstance(error, dict) and error.get("code") in ADVICE:
         return error
     return None
+
+
+def is_json(raw: bytes) -> bool:
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
 
 
 class HubProvider(OpenAIProvider):
@@ -46,6 +69,8 @@ class HubProvider(OpenAIProvider):
 
     def __init__(self, service_url: str, token: str | None, model: str, **kw: Any) -> None:
         self.service_url = service_url.rstrip("/") + "/"
+        kw.setdefault("backoff_base", 1.0)  # 1, 2, 4 s: a restart of a few seconds is ridden out
+        kw.setdefault("backoff_cap", 4.0)
         super().__init__(self.service_url + "v1", token, model, api_key_env="", **kw)
 
     def describe(self) -> dict[str, Any]:
@@ -65,16 +90,57 @@ class HubProvider(OpenAIProvider):
             "access:services!service=<name> (see the hub service's docs)"
         )
 
+    def _not_answering(self, detail: str) -> ProviderError:
+        return ProviderError(
+            NOT_ANSWERING, status=503, code="hub_unavailable", retryable=True, detail=detail
+        )
+
+    def _unreachable(self, url: str, exc: Exception) -> ProviderError:
+        return self._not_answering(self._redact(str(exc)) or type(exc).__name__)
+
     def _status_error(
         self, url: str, status: int, raw: bytes, headers: httpx.Headers
     ) -> ProviderError:
         error = service_error(raw)
-        if error is None:
-            return super()._status_error(url, status, raw, headers)
-        said = self._redact(provider_message(raw))
-        code = str(error["code"])
-        hint = HINTS[code]
-        return ProviderError(said, status=status, code=f"hub_{code}", hint=hint, detail=said)
+        if error is not None:
+            code = str(error["code"])
+            said = self._redact(str(error.get("message") or code))
+            return ProviderError(
+                f"{said} ({ADVICE[code]})",
+                status=status,
+                code=code,
+                hint=ADVICE[code],
+                detail=said,
+                retryable=code in RETRIED,
+                retry_after=1.0 if code == "too_many_requests" else None,
+            )
+        if status in DOWN:
+            return self._not_answering(f"{url} answered {status}")
+        if not is_json(raw):  # the hub's or its proxy's page, never shown as it is
+            return ProviderError(
+                f"the hub answered {status} at {url} instead of its model service; check "
+                "c.Resolve.hub_service_url and c.Resolve.hub_service_name",
+                status=502 if status < 400 else status,
+                code="hub_not_found" if status == 404 else "hub_error",
+            )
+        return super()._status_error(url, status, raw, headers)
+
+    async def _pieces(
+        self, url: str, headers: dict[str, str], payload: dict[str, Any]
+    ) -> AsyncGenerator[bytes | dict[str, Any], None]:
+        """The answer's pieces; a stream that ends without ``[DONE]`` is an error (the service
+        writes it at every stream's end, so its absence means the answer was cut)."""
+        tail = b""
+        async with aclosing(super()._pieces(url, headers, payload)) as pieces:
+            async for piece in pieces:
+                if isinstance(piece, dict):
+                    yield piece
+                    return
+                tail = (tail + piece)[-64:]
+                yield piece
+                if DONE_MARK in tail:
+                    return
+        raise ProviderError(CUT, code="hub_stream_cut", detail=f"{url}: the stream ended early")
 
     async def usage(self) -> dict[str, Any]:
         """The user's own usage, from the service's ``GET usage``."""

@@ -6,6 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 
+from jupyter_resolve.contracts.errors import BadRequest
+from jupyter_resolve.hub.admin_page import page
+from jupyter_resolve.hub.handlers import parse_body
 from jupyter_resolve.hub.limits import (
     Limits,
     LimitSpec,
@@ -14,8 +17,12 @@ from jupyter_resolve.hub.limits import (
     limits_for,
     parse_specs,
     resets_at,
+    too_many,
+    unpriced,
+    unpriced_models,
     usage_view,
 )
+from jupyter_resolve.hub.worst_case import completion_limit, prompt_estimate
 
 NOW = datetime(2026, 12, 31, 18, 30, tzinfo=timezone.utc)
 
@@ -106,3 +113,55 @@ def test_a_wrong_limit_is_a_clear_error() -> None:
         parse_specs({"bob": {"day_tokens": -1}}, "user_limits")
     with pytest.raises(ValueError, match=r"\.daily: Extra inputs"):
         parse_specs({"bob": {"daily": 1}}, "user_limits")
+
+
+def test_a_locked_model_says_the_administrator_set_it() -> None:
+    refused = decide("bob", "big", limits("bob", [], default={"models": ["small"]}), Spent(), NOW)
+    assert "administrator" in refused.message
+
+
+def test_cost_only_limits_name_the_models_without_a_price() -> None:
+    priced = {"cheap"}.__contains__
+    specs = [LimitSpec(month_cost=5, models=["cheap", "free-lunch"]), LimitSpec(models=["x"])]
+    assert unpriced_models(specs, "default-m", priced) == ["default-m", "free-lunch", "x"]
+    with_tokens = [LimitSpec(month_cost=5, day_tokens=100, models=["free-lunch"])]
+    assert unpriced_models(with_tokens, "", priced) == []  # tokens count them
+    assert Limits(month_cost=5).cost_only and not Limits(month_cost=5, day_tokens=1).cost_only
+    assert unpriced("bob", "free-lunch").status == 403
+
+
+def test_the_fifth_request_in_flight_is_a_429_that_says_so() -> None:
+    refused = too_many("bob", 4)
+    assert (refused.status, refused.code) == (429, "too_many_requests")
+    assert "4 requests in flight" in refused.message
+
+
+def test_the_worst_case_is_the_requests_own_limit_else_the_cap() -> None:
+    assert completion_limit({"max_tokens": 300}, 4096) == 300
+    assert completion_limit({"max_completion_tokens": 50, "max_tokens": 300}, 4096) == 50
+    assert completion_limit({"max_tokens": True}, 4096) == 4096
+    assert completion_limit({}, 4096) == 4096
+    assert prompt_estimate(4000) >= 1000
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"temperature": NaN}', b'{"t": Infinity}', b"[" * 100 + b"]" * 100, b"[1]", b"{bad"],
+)
+def test_bad_bodies_are_a_bad_request(raw: bytes) -> None:
+    with pytest.raises(BadRequest):
+        parse_body(raw)
+    assert parse_body(b'{"model": "m"}') == {"model": "m"}
+
+
+def test_the_admin_page_escapes_every_name() -> None:
+    evil = '<script>alert("x")</script>'
+    period = {"tokens": 5, "cost": 0.1, "limit_tokens": None, "limit_cost": 2.0}
+    html = page(
+        [{"user": evil, "day": period, "month": period}],
+        [("2026-12-30", 0, 0.0), ("2026-12-31", 1234, 0.5)],
+        [(evil, 1234, 0.5)],
+        "1.0",
+    )
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<svg" in html and "1,234 tokens" in html

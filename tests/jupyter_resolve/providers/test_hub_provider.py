@@ -9,10 +9,11 @@ import pytest
 
 from jupyter_resolve.contracts.errors import ProviderError
 from jupyter_resolve.providers import ScriptedProvider
-from jupyter_resolve.providers.hub import HubProvider, make_hub_provider, usage_of
+from jupyter_resolve.providers.hub import NOT_ANSWERING, HubProvider, make_hub_provider, usage_of
 from tests.fakes import streams
-from tests.fakes._server import Reply, json_reply
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes._server import Part, Reply, json_reply
+from tests.fakes.openai_server import FakeOpenAI, chunk, sse, stream, text_reply
+from tests.launcher import free_port
 
 TOKEN = "hub-token-of-alice-0123456789"
 BODY: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -35,10 +36,12 @@ class FakeService(FakeOpenAI):
     prefix = "/services/resolve/v1"
 
 
-def hub_provider(fake: FakeOpenAI, **kw: Any) -> HubProvider:
+def hub_provider(fake: FakeOpenAI, backoff: float | None = None) -> HubProvider:
     url = fake.base_url.removesuffix("v1")
     provider = make_hub_provider({"url": url, "token": TOKEN}, "default", None, 5.0, 3, True, "")
     assert isinstance(provider, HubProvider)
+    if backoff is not None:
+        provider.backoff_base = backoff
     return provider
 
 
@@ -64,9 +67,52 @@ async def test_over_budget_is_one_clear_error_not_retried() -> None:
         await provider.aclose()
     error = caught.value
     assert len(fake.requests) == 1  # waiting does not help a budget
-    assert error.status == 429 and error.code == "hub_budget_exceeded"
+    assert error.status == 429 and error.code == "budget_exceeded"
     assert "day_tokens" in error.message and "2026-12-02T00:00:00Z" in error.message
-    assert "larger budget" in error.hint
+    assert "larger budget" in error.hint and "larger budget" in error.message
+
+
+async def test_a_service_that_does_not_answer_is_retried_then_one_plain_sentence() -> None:
+    page = b"<html><body><h1>503 Service Unavailable</h1>proxy error</body></html>"
+    down = Reply(503, [("Content-Type", "text/html")], [Part(page)], transfer="length")
+    async with FakeService(reply_to=lambda _: down) as fake:
+        provider = hub_provider(fake, backoff=0.01)
+        with pytest.raises(ProviderError) as caught:
+            await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert len(fake.requests) == 4  # retried with backoff
+    error = caught.value
+    assert error.code == "hub_unavailable" and "<" not in error.message
+    assert error.message.startswith(NOT_ANSWERING)
+    port = free_port()  # nothing listens: the same sentence
+    closed = HubProvider(f"http://127.0.0.1:{port}/services/resolve/", TOKEN, "default")
+    closed.max_retries, closed.backoff_base = 1, 0.01
+    with pytest.raises(ProviderError) as caught:
+        await streams.collect(closed, BODY)
+    await closed.aclose()
+    assert caught.value.code == "hub_unavailable" and NOT_ANSWERING in caught.value.message
+
+
+async def test_a_stream_cut_before_its_end_is_an_error_not_a_stop() -> None:
+    frames = [sse(chunk({"role": "assistant", "content": ""})), sse(chunk({"content": "Hal"}))]
+    async with FakeService(reply_to=lambda _: stream(frames)) as fake:
+        provider = hub_provider(fake)
+        with pytest.raises(ProviderError) as caught:
+            await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert caught.value.code == "hub_stream_cut"
+    assert "stopped in the middle of the answer" in caught.value.message
+
+
+async def test_too_many_requests_in_flight_is_retried() -> None:
+    busy = {"error": {"code": "too_many_requests", "message": "alice already has 4 requests"}}
+    replies = [json_reply(429, busy, [("Retry-After", "0")]), text_reply()]
+
+    async with FakeService(reply_to=lambda _: replies.pop(0)) as fake:
+        provider = hub_provider(fake, backoff=0.01)
+        chunks = await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert streams.text(chunks) and len(fake.requests) == 2
 
 
 async def test_usage_from_the_service_and_nulls_for_other_providers() -> None:
