@@ -6,8 +6,9 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.setup-stamp
 PYTHON ?= python3
 APT_PACKAGES := build-essential cmake curl bubblewrap clang libclang-rt-14-dev chromium
-# the release builds: static agent-httpd for x86_64 (musl) and aarch64 (cross), tested under qemu
-APT_PACKAGES += musl-tools gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+# the release builds: static agent-httpd linking musl for x86_64 and aarch64 (Debian's cross
+# compiler with arm64's musl-dev, multiarch), tested under qemu
+APT_PACKAGES += musl-tools gcc-aarch64-linux-gnu musl-dev:arm64 qemu-user
 # tests/hub: the hub service's usage database on a real Postgres (a cluster the tests start)
 APT_PACKAGES += postgresql
 # The JupyterLab panel: sources in labextension/, built into jupyter_resolve/labextension/ and
@@ -59,6 +60,12 @@ COLLAB_PINS := 'jupyter-collaboration==5.0.4'
 PURELIB := -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
 # `make dist` checks its files with twine and auditwheel (tests/packaging too)
 CLIENT_PINS_dist-tools := 'twine>=5' 'auditwheel>=6'
+# and writes each wheel's CycloneDX SBOM (hatch_build.py runs scripts/sbom.py) with the CycloneDX
+# tools: cyclonedx-py and cyclonedx-python-lib's validator in the dist-tools venv, cyclonedx-npm
+# from the npm registry under it (its own stamp, so a venv made before gets them too)
+SBOM_TOOLS := $(VENV)/dist-tools/.sbom-stamp
+SBOM_PINS := 'cyclonedx-bom>=7,<8' 'cyclonedx-python-lib[json-validation]>=11,<12'
+SBOM_NPM := @cyclonedx/cyclonedx-npm@6
 # The release wheels, one per architecture, each with a static agent-httpd (hatch_build.py)
 DIST_ARCHES := x86_64 aarch64
 # The oldest and newest Python the py3-none wheel claims (tests/packaging installs it into a fresh
@@ -75,7 +82,7 @@ DEPS_VENVS := $(foreach v,$(OTHER_PYTHONS),$(VENV)/deps-py$(v)/.stamp)
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
 setup: $(STAMP)
 	@$(MAKE) --no-print-directory -j4 labextension $(HUB_PROXY) $(MCP_NODE) $(ACP_NODE) $(CLIENT_VENVS) \
-		$(COLLAB_VENV)/.stamp $(DEPS_VENVS) \
+		$(COLLAB_VENV)/.stamp $(DEPS_VENVS) $(SBOM_TOOLS) \
 		peer-suite-sources
 
 $(STAMP): pyproject.toml hatch_build.py $(shell find native -name '*.[ch]' -o -name Makefile 2>/dev/null)
@@ -106,6 +113,12 @@ $(VENV)/%/.stamp: | $(STAMP)
 	@test -x $(VENV)/$*/bin/python || $(PYTHON) -m venv $(VENV)/$*
 	$(VENV)/$*/bin/pip install -q --upgrade pip
 	$(VENV)/$*/bin/pip install -q $(CLIENT_PINS_$*)
+	@touch $@
+
+$(SBOM_TOOLS): $(VENV)/dist-tools/.stamp
+	@command -v npm >/dev/null || { echo "the SBOM of the panel needs Node.js and npm" >&2; exit 1; }
+	$(VENV)/dist-tools/bin/pip install -q $(SBOM_PINS)
+	npm install --prefix $(VENV)/dist-tools/node --no-audit --no-fund --loglevel=error $(SBOM_NPM)
 	@touch $@
 
 $(VENV)/deps-py%/.stamp: | $(STAMP)
@@ -168,13 +181,16 @@ test-arm64:
 	$(MAKE) -C native test-dist-aarch64
 
 # The sdist and the release wheels in dist/ (the panel rebuilt first when its sources changed),
-# then twine check and auditwheel show on them.
-dist: labextension $(VENV)/dist-tools/.stamp
+# each wheel with its CycloneDX SBOM inside (.dist-info/sboms/) and beside it (<wheel>.cdx.json,
+# validated), then twine check and auditwheel show on them.
+dist: labextension $(VENV)/dist-tools/.stamp $(SBOM_TOOLS)
 	rm -rf dist
 	$(PY) -m hatchling build -t sdist -d dist
 	for arch in $(DIST_ARCHES); do \
-		JUPYTER_RESOLVE_WHEEL_ARCH=$$arch $(PY) -m hatchling build -t wheel -d dist || exit 1; done
-	$(VENV)/dist-tools/bin/twine check --strict dist/*
+		JUPYTER_RESOLVE_WHEEL_ARCH=$$arch JUPYTER_RESOLVE_SBOM_TOOLS=$(abspath $(VENV))/dist-tools \
+		$(PY) -m hatchling build -t wheel -d dist || exit 1; done
+	$(VENV)/dist-tools/bin/python scripts/sbom.py extract dist/*.whl
+	$(VENV)/dist-tools/bin/twine check --strict dist/*.whl dist/*.tar.gz
 	for whl in dist/*.whl; do $(VENV)/dist-tools/bin/auditwheel show $$whl || exit 1; done
 
 # The wheel and the sdist as a user gets them (tests/packaging): tags, the static runtime, a chat

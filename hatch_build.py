@@ -15,6 +15,11 @@ wheel per platform for every Python. Two builds:
   musl), tagged `manylinux_2_17_<arch>.musllinux_1_1_<arch>`;
 - any other build (`pip install` from the sdist or the tree): the C compiler found here builds
   for this machine, tagged with this machine's platform.
+
+A release wheel also carries what its static binary links in: the notices of musl and GCC's
+runtime as `jupyter_resolve/bin/agent-httpd.NOTICE` (native/scripts/toolchain.py writes them),
+and, when JUPYTER_RESOLVE_SBOM_TOOLS names the venv with the CycloneDX tools (`make dist` sets
+it), its CycloneDX SBOM in `.dist-info/sboms/` (PEP 770), written by scripts/sbom.py.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 ARCH_ENV = "JUPYTER_RESOLVE_WHEEL_ARCH"
+SBOM_ENV = "JUPYTER_RESOLVE_SBOM_TOOLS"
 RELEASE_ARCHES = ("x86_64", "aarch64")
 COMPILERS = ("cc", "gcc", "clang")
 NO_COMPILER = (
@@ -73,6 +80,16 @@ def build_runtime(root: Path, arch: str) -> Path:
     return native / "build" / "agent-httpd"
 
 
+def write_sbom(root: Path, arch: str, version: str, tools: Path) -> Path:
+    """The release wheel's CycloneDX SBOM, by scripts/sbom.py in the CycloneDX tools' venv,
+    reading this build's environment for the Python requirements."""
+    out = root / "native" / "build" / "dist" / arch / "jupyter-resolve.cdx.json"
+    argv = [str(tools / "bin" / "python"), str(root / "scripts" / "sbom.py"), "write"]
+    argv += ["--arch", arch, "--version", version, "--python", sys.executable, "--out", str(out)]
+    subprocess.run(argv, check=True)
+    return out
+
+
 def install_in_tree(binary: Path, target: Path) -> None:
     """The editable install's runtime, where the package looks for it."""
     target.parent.mkdir(exist_ok=True)
@@ -99,6 +116,9 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         else:
             # straight from the build: an aarch64 wheel leaves this tree's runtime as it is
             build_data["force_include"][str(binary)] = "jupyter_resolve/bin/agent-httpd"
+            if arch:  # what the static link put in it, beside it
+                notice = binary.parent / "NOTICE"
+                build_data["force_include"][str(notice)] = "jupyter_resolve/bin/agent-httpd.NOTICE"
         built = root / "jupyter_resolve" / "labextension"
         name = json.loads((built / "package.json").read_text())["name"]
         if version != "editable":
@@ -108,3 +128,7 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["shared_data"][str(built)] = f"share/jupyter/labextensions/{name}"
         build_data["pure_python"] = False
         build_data["tag"] = release_tag(arch) if arch else local_tag()
+        tools = os.environ.get(SBOM_ENV)
+        if arch and tools and version != "editable":
+            sbom = write_sbom(root, arch, self.metadata.version, Path(tools))
+            build_data["sbom_files"].append(str(sbom))

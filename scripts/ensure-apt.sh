@@ -13,5 +13,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# A package of another architecture (musl-dev:arm64, the musl the cross-built runtime links)
+# needs that architecture known to dpkg (multiarch) before apt-get update lists its packages.
+for pkg in "${missing[@]}"; do
+  arch=${pkg##*:}
+  [ "$arch" = "$pkg" ] && continue
+  if [ "$arch" != "$(dpkg --print-architecture)" ] && ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    dpkg --add-architecture "$arch"
+  fi
+done
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
