@@ -229,6 +229,11 @@ class ResolveMagics(Magics):
             stream.close()
             if live:
                 cancel_and_drain(client, view, ui)
+        except Exception as exc:
+            if shown:  # the stream broke: what came still becomes static, with why it stopped
+                view.errors.append(str(getattr(exc, "message", None) or exc))
+                ui.finish(view, time.monotonic() - started if live else None)
+            raise
         finally:
             stream.close()  # an error here leaves no reader behind
             result = ResolveResult.of(view)

@@ -171,19 +171,16 @@ class WidgetView:
         self._handle = display(self._bundle(""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
     def _bundle(self, markdown: str) -> dict[str, Any]:
-        """The widget, and the run for frontends without widgets: sanitized HTML, the same as a
-        Markdown document (nbconvert, readers of text/markdown), and the Markdown source as
-        plain text (shown as text, never rendered)."""
-        plain = markdown or "jupyter-resolve run (a live widget view)"
-        bundle: dict[str, Any] = {
-            WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id},
-            "text/plain": plain,
-        }
-        if markdown:
-            safe = markdown_html(markdown, allow_remote_images=self.allow_remote_images)
-            bundle["text/html"] = safe
-            bundle["text/markdown"] = markdown_block(safe)
-        return bundle
+        """While the run is live (no ``markdown`` yet), the widget; once it ended, the run as
+        sanitized HTML, the same as a Markdown document (nbconvert, readers of text/markdown),
+        and the Markdown source as plain text (shown as text, never rendered). No widget then:
+        its model lives only as long as this kernel, so after a reload with a new kernel, in
+        nbviewer or on GitHub the saved output would read "Error displaying widget"."""
+        if not markdown:
+            view = {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id}
+            return {WIDGET_MIME: view, "text/plain": "jupyter-resolve run (a live widget view)"}
+        safe = markdown_html(markdown, allow_remote_images=self.allow_remote_images)
+        return {"text/html": safe, "text/markdown": markdown_block(safe), "text/plain": markdown}
 
     def _on_decision(self, run_id: str) -> Callable[[str, str], None]:
         def decide(call_id: str, decision: str) -> None:
@@ -325,7 +322,15 @@ class WidgetView:
         self._footer(view, elapsed, True)
         if self._handle is not None:
             markdown = to_markdown(view, elapsed=elapsed, inline_images=True)
-            self._handle.update(self._bundle(markdown), raw=True)
+            self._handle.update(self._bundle(markdown), raw=True)  # the output becomes static
+            _close(self.root)  # nothing shows the widgets now: their comms go too
+
+
+def _close(widget: Any) -> None:
+    """Close a widget and every widget inside it (their models live in the kernel until then)."""
+    for child in getattr(widget, "children", ()):
+        _close(child)
+    widget.close()
 
 
 _helper_lock = threading.Lock()
