@@ -118,6 +118,17 @@ def check_seen(proposal: Proposal, body: ProposalDecisionRequest, current: str |
         )
 
 
+def check_target(notebook: str, field: str, cell_id: str | None, source: str | None) -> None:
+    """BadRequest for a proposal naming (in ``field``) a cell its notebook lacks: ``source`` is
+    that cell's as people see it now, None when there is no such cell. Taken, its cells would
+    land where the model did not mean (the end), or replace nothing."""
+    if cell_id and source is None:
+        raise BadRequest(
+            f"notebook_propose: {notebook} has no cell with id '{cell_id}' ({field}); leave "
+            f"{field} out to add the cells at the end"
+        )
+
+
 class Proposals:
     """Every proposal of this gateway's runs, by id."""
 

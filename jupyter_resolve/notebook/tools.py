@@ -35,7 +35,7 @@ from ..runs.manager import RunManager
 from ..scratch.pool import ScratchKernels
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from .kernels import UserKernels
-from .proposals import Proposal, Proposals, outputs_text, released
+from .proposals import Proposal, Proposals, check_target, outputs_text, released
 from .rooms import source_digest
 
 
@@ -243,6 +243,10 @@ async def notebook_propose(host: NotebookHost, request: ToolCallRequest) -> Tool
         replaced = None
         if args.replace_cell_id:  # as people see it now: the live room's, else the saved cell
             replaced = await user.cell_source(path, args.replace_cell_id)
+            check_target(path, "replace_cell_id", args.replace_cell_id, replaced)
+        if args.after_cell_id:
+            after = await user.cell_source(path, args.after_cell_id)
+            check_target(path, "after_cell_id", args.after_cell_id, after)
     except ResolveError as exc:
         return _failed(request.name, exc)
     proposal = host.proposals.open(

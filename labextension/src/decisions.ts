@@ -4,7 +4,15 @@
  */
 import * as api from './api';
 import { IProposedCell } from './events';
-import { acceptedCells, diskChange, IRefusal, seenTarget, staleTarget, targetSource } from './proposal';
+import {
+  acceptedCells,
+  diskChange,
+  IRefusal,
+  missingTarget,
+  seenTarget,
+  staleTarget,
+  targetSource
+} from './proposal';
 import { describeError, ResolveRequestError } from './request';
 import { IProposal, IRunView } from './run';
 import { INotebookActions } from './tokens';
@@ -114,6 +122,11 @@ export class Decisions {
       return () => undefined;
     }
     return this.notebookActions.followSource(proposal.notebook, proposal.replaceCellId, changed);
+  }
+
+  /** The cell the proposal names that its notebook lacks (open here, or as the server read it). */
+  missingTarget(proposal: IProposal): string | null {
+    return missingTarget(proposal, this.notebookActions?.cellIds(proposal.notebook) ?? null);
   }
 
   /** Whether the proposal's notebook is open here as a shared document (null: not open). */

@@ -225,6 +225,10 @@ function followSource(
 export function notebookActions(app: JupyterFrontEnd, tracker: INotebookTracker): INotebookActions {
   return {
     liveSource: (path, cellId) => liveSource(tracker, path, cellId),
+    cellIds: path => {
+      const model = openPanel(tracker, path)?.content.model;
+      return model ? model.sharedModel.cells.map(c => c.getId()) : null;
+    },
     shared: path => {
       const panel = openPanel(tracker, path);
       return panel ? panel.context.model.collaborative === true : null;

@@ -128,11 +128,21 @@ export function toolOutputText(output: string, showsDisplay: boolean): string {
  * from an older server), local time, the media type: "Ada · 01/12/2026, 17:02:11 · image/png".
  */
 export function artifactMeta(artifact: IArtifact): string {
-  const who = artifact.created_by_name || artifact.created_by || '';
+  return [artifactBy(artifact), artifactWhen(artifact), artifact.media_type]
+    .filter(Boolean)
+    .join(' · ');
+}
+
+/** Who promoted an artifact, as its row and its detail show it: the name, else the login. */
+export function artifactBy(artifact: IArtifact): string {
+  return artifact.created_by_name || artifact.created_by || '';
+}
+
+/** When an artifact was promoted, in local time ('' when the server did not say). */
+export function artifactWhen(artifact: IArtifact): string {
   const at = artifact.created_at;
   const date = typeof at === 'number' ? new Date(at * 1000) : at ? new Date(at) : null;
-  const when = date && !Number.isNaN(date.getTime()) ? date.toLocaleString() : '';
-  return [who, when, artifact.media_type].filter(Boolean).join(' · ');
+  return date && !Number.isNaN(date.getTime()) ? date.toLocaleString() : '';
 }
 
 /** Where an artifact came from, in words, and the notebook cell to open when it has one. */

@@ -39,6 +39,25 @@ export function placement(
   return { index: cellIds.length, replace: false, missing: null };
 }
 
+/**
+ * The cell a proposal names (to replace, or to go after) that its notebook does not have, else
+ * null. `cellIds`: the open notebook's cells (null: not open); then a replacement whose cell
+ * the server could not read when it was proposed (no `replaced_source`) names a missing cell.
+ */
+export function missingTarget(
+  proposal: Pick<IProposal, 'afterCellId' | 'replaceCellId' | 'replacedSource'>,
+  cellIds: readonly string[] | null
+): string | null {
+  const target = proposal.replaceCellId ?? proposal.afterCellId;
+  if (!target) {
+    return null;
+  }
+  if (cellIds) {
+    return cellIds.includes(target) ? null : target;
+  }
+  return proposal.replaceCellId && proposal.replacedSource === null ? target : null;
+}
+
 /** `metadata.resolve` of an accepted cell (DESIGN 9.2). */
 export interface IResolveCellMetadata {
   readonly run_id: string;

@@ -27,6 +27,8 @@ export interface IResolveChat {
 export interface INotebookActions {
   /** The source of cell `cellId` in the open notebook `path`, or null (not open, no such cell). */
   liveSource(path: string, cellId: string): string | null;
+  /** The ids of the open notebook `path`'s cells, in order; null when it is not open. */
+  cellIds(path: string): string[] | null;
   /**
    * Whether the open notebook `path` is a shared document (real-time collaboration); null when
    * it is not open.

@@ -1,13 +1,15 @@
 /** Sessions, runs and artifacts: lists that load on open and act on a click. */
 import { Clipboard, Notification } from '@jupyterlab/apputils';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import * as api from '../api';
 import { ChatModel } from '../model';
-import { artifactMeta, artifactSource, reasonLabel } from '../plain';
+import { artifactBy, artifactMeta, artifactSource, artifactWhen, reasonLabel } from '../plain';
 import { describeError } from '../request';
 import { ISessionRow } from '../listings';
 import { IArtifact, IRunInfo } from '../validate';
 import { LoadMore, usePaged } from './Paged';
+import { MimeOutput } from './Rendered';
 
 function when(milliseconds: number): string {
   return new Date(milliseconds).toLocaleString();
@@ -116,7 +118,37 @@ export function Runs(props: { readonly model: ChatModel; readonly onOpen: () => 
   );
 }
 
-function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
+/** Artifacts previewed rendered (untrusted, so sanitized: a DataFrame's HTML is a table). */
+const RENDERED_TYPES = ['text/html', 'text/markdown'];
+const PREVIEW_MAX = 20000;
+
+/** The artifact's content: an image, HTML or Markdown rendered and sanitized, else text. */
+function Content(props: {
+  readonly artifact: IArtifact;
+  readonly rendermime: IRenderMimeRegistry;
+  readonly text: string;
+}): JSX.Element {
+  const { media_type: type } = props.artifact;
+  const cut = props.text.length > PREVIEW_MAX;
+  const text = cut ? props.text.slice(0, PREVIEW_MAX) : props.text;
+  return (
+    <>
+      {RENDERED_TYPES.includes(type) ? (
+        <div className="jp-resolve-artifact-rendered">
+          <MimeOutput rendermime={props.rendermime} bundle={{ [type]: text }} />
+        </div>
+      ) : (
+        <pre className="jp-resolve-tool-output">{text}</pre>
+      )}
+      {cut && <div className="jp-resolve-row-meta">[… preview cut at 20,000 characters]</div>}
+    </>
+  );
+}
+
+function Preview(props: {
+  readonly artifact: IArtifact;
+  readonly rendermime: IRenderMimeRegistry;
+}): JSX.Element {
   const { artifact } = props;
   const [url, setUrl] = React.useState<string | null>(null);
   const [text, setText] = React.useState<string | null>(null);
@@ -134,8 +166,7 @@ function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
           objectUrl = URL.createObjectURL(typed);
           setUrl(objectUrl);
         } else {
-          const body = await blob.text();
-          setText(body.length > 20000 ? body.slice(0, 20000) + '\n[… preview cut]' : body);
+          setText(await blob.text());
         }
       },
       e => live && setError(describeError(e, 'Content'))
@@ -152,7 +183,7 @@ function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
     <div className="jp-resolve-artifact-preview">
       {error && <div className="jp-resolve-error">{error}</div>}
       {url && <img className="jp-resolve-image" src={url} alt={artifact.title} />}
-      {text !== null && <pre className="jp-resolve-tool-output">{text}</pre>}
+      {text !== null && <Content artifact={artifact} rendermime={props.rendermime} text={text} />}
       <dl className="jp-resolve-provenance" aria-label="provenance">
         <dt>id</dt>
         <dd>
@@ -175,16 +206,16 @@ function Preview(props: { readonly artifact: IArtifact }): JSX.Element {
             <dd>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>
           </React.Fragment>
         ))}
-        {artifact.created_by && (
+        {artifactBy(artifact) && (
           <>
             <dt>by</dt>
-            <dd>{String(artifact.created_by)}</dd>
+            <dd title={artifact.created_by}>{artifactBy(artifact)}</dd>
           </>
         )}
-        {artifact.created_at && (
+        {artifactWhen(artifact) && (
           <>
             <dt>when</dt>
-            <dd>{String(artifact.created_at)}</dd>
+            <dd>{artifactWhen(artifact)}</dd>
           </>
         )}
       </dl>
@@ -220,6 +251,7 @@ function ArtifactSource(props: {
 
 export function Artifacts(props: {
   readonly model: ChatModel;
+  readonly rendermime: IRenderMimeRegistry;
   readonly generation: number;
 }): JSX.Element {
   const [list, setList] = React.useState<IArtifact[] | null>(null);
@@ -262,7 +294,7 @@ export function Artifacts(props: {
               </span>
             </button>
             <ArtifactSource model={props.model} artifact={a} />
-            {a.id === selected && <Preview artifact={a} />}
+            {a.id === selected && <Preview artifact={a} rendermime={props.rendermime} />}
           </li>
         ))}
       </ul>

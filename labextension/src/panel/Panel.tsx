@@ -286,7 +286,13 @@ function PanelView(props: {
         {panel.tab === 'transcript' && <Transcript model={props.model} />}
         {panel.tab === 'sessions' && <Sessions model={props.model} onOpen={() => select('chat')} />}
         {panel.tab === 'runs' && <Runs model={props.model} onOpen={() => select('chat')} />}
-        {panel.tab === 'artifacts' && <Artifacts model={props.model} generation={panel.artifactsGeneration} />}
+        {panel.tab === 'artifacts' && (
+          <Artifacts
+            model={props.model}
+            rendermime={props.rendermime}
+            generation={panel.artifactsGeneration}
+          />
+        )}
         {panel.tab === 'status' && <Status model={props.model} />}
       </div>
     </>

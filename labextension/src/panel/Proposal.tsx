@@ -187,6 +187,20 @@ function DiskChange(props: { readonly diff: IDiffLine[] }): JSX.Element {
   );
 }
 
+/** The cell the proposal names that its notebook lacks (issue 46.6), flagged before a decision. */
+function MissingTarget(props: {
+  readonly model: ChatModel;
+  readonly proposal: IProposal;
+}): JSX.Element | null {
+  const missing = props.model.decisions.missingTarget(props.proposal);
+  return missing ? (
+    <div className="jp-resolve-proposal-missing" role="alert">
+      {props.proposal.notebook} has no cell {missing}: accepted, these cells would go at its end.
+      Reject it with a reason, or look at the notebook first.
+    </div>
+  ) : null;
+}
+
 /** A `notebook_propose` card, with the decision the person makes on it. */
 export function ProposalCard(props: {
   readonly model: ChatModel;
@@ -235,6 +249,7 @@ export function ProposalCard(props: {
         <code>{proposal.notebook}</code>, {where(proposal)}
       </div>
       {proposal.note && <div className="jp-resolve-proposal-note">{proposal.note}</div>}
+      {waiting && <MissingTarget model={model} proposal={proposal} />}
       {shown.map((cell, i) => (
         <ProposedCell
           key={i}
