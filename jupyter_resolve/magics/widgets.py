@@ -35,6 +35,7 @@ from .proposal_view import ProposalCard
 from .render import Decide
 from .run_markdown import to_markdown
 from .safe_html import markdown_block, markdown_html, tool_bundle
+from .static_view import static_html
 from .view_model import Part, RunView, TextBlock, ToolCard
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -168,19 +169,21 @@ class WidgetView:
     def start(self) -> None:
         from IPython.display import display
 
-        self._handle = display(self._bundle(""), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        self._handle = display(self._bundle(), raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
-    def _bundle(self, markdown: str) -> dict[str, Any]:
-        """While the run is live (no ``markdown`` yet), the widget; once it ended, the run as
-        sanitized HTML, the same as a Markdown document (nbconvert, readers of text/markdown),
-        and the Markdown source as plain text (shown as text, never rendered). No widget then:
-        its model lives only as long as this kernel, so after a reload with a new kernel, in
-        nbviewer or on GitHub the saved output would read "Error displaying widget"."""
-        if not markdown:
-            view = {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id}
-            return {WIDGET_MIME: view, "text/plain": "jupyter-resolve run (a live widget view)"}
-        safe = markdown_html(markdown, allow_remote_images=self.allow_remote_images)
-        return {"text/html": safe, "text/markdown": markdown_block(safe), "text/plain": markdown}
+    def _bundle(self, view: RunView | None = None, elapsed: float | None = None) -> dict[str, Any]:
+        """While the run is live (no ``view``), the widget; once it ended, the run as static
+        HTML laid out as the widget was (:mod:`.static_view`), the same as a Markdown document
+        (nbconvert, readers of text/markdown), and its Markdown as plain text (shown as text,
+        never rendered). No widget then: its model lives only as long as this kernel, so after
+        a reload with a new kernel, in nbviewer or on GitHub it would read "Error displaying
+        widget"."""
+        if view is None:
+            model = {"version_major": 2, "version_minor": 0, "model_id": self.root.model_id}
+            return {WIDGET_MIME: model, "text/plain": "jupyter-resolve run (a live widget view)"}
+        safe = static_html(view, elapsed, allow_remote_images=self.allow_remote_images)
+        plain = to_markdown(view, elapsed=elapsed)
+        return {"text/html": safe, "text/markdown": markdown_block(safe), "text/plain": plain}
 
     def _on_decision(self, run_id: str) -> Callable[[str, str], None]:
         def decide(call_id: str, decision: str) -> None:
@@ -320,9 +323,8 @@ class WidgetView:
                 f"{html.escape(summary)}</div>"
             )
         self._footer(view, elapsed, True)
-        if self._handle is not None:
-            markdown = to_markdown(view, elapsed=elapsed, inline_images=True)
-            self._handle.update(self._bundle(markdown), raw=True)  # the output becomes static
+        if self._handle is not None:  # the output becomes static
+            self._handle.update(self._bundle(view, elapsed), raw=True)
             _close(self.root)  # nothing shows the widgets now: their comms go too
 
 
