@@ -9,7 +9,7 @@ when the agent offers it; the mapping is kept under ``.resolve/acp-sessions/``).
 fails to start or dies is marked ``error``, with the reason and the tail of its stderr (secrets
 withheld) in ``/resolve/api/health``; the next run starts it again. The server's stop stops it.
 
-The process lives in a task of its own (the life cycle of ``sdk_session.py``: the SDK's context
+The process lives in a task of its own (the life cycle of ``supervised.py``: the SDK's context
 must be left by the task that entered it); runs talk to it from theirs.
 """
 
@@ -32,7 +32,7 @@ from ..config import Resolve
 from ..contracts.acp_agents import AgentSpec, parse_agents, redact
 from ..contracts.errors import BadRequest, Locked
 from ..notebook.tools import NotebookHost
-from ..sdk_session import SessionUnavailable, SupervisedSession, missing_sdk
+from ..supervised import SessionUnavailable, Supervised, missing_sdk
 from ..tools.dispatch import ToolDispatcher
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class AgentHost(NotebookHost, Protocol):
     policy: AppliedPolicy  # the administrator's (acp_agents switched off: chats are refused)
 
 
-class AgentProcess(SupervisedSession["ClientSideConnection"]):
+class AgentProcess(Supervised["ClientSideConnection"]):
     """One configured agent: its process, its state, its sessions, the turns being prompted."""
 
     KIND, TASK = "external agent", "acp"
@@ -104,7 +104,7 @@ class AgentProcess(SupervisedSession["ClientSideConnection"]):
             "stderr_tail": self.stderr_tail(),
         }
 
-    def _import_sdk(self) -> None:
+    def _check(self) -> None:
         try:
             import acp  # noqa: F401  (the SDK, imported on first need)
         except ImportError:

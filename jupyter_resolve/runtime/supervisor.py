@@ -1,40 +1,43 @@
-"""Supervisor of agent-httpd: start with a fresh token, health-check, restart, stop.
+"""agent-httpd, kept running for the gateway: the supervised life cycle of
+:mod:`jupyter_resolve.supervised` (start, health checks, restart, stop) with what is its own.
 
 The launch token reaches the runtime through an inherited pipe (``--token-fd``), never argv
 and never an environment: ``/proc/<pid>/environ`` keeps a process's initial environment
 readable by every process of the same user, and kernels inherit the server's. The runtime's
-environment is an allowlist, so provider keys never reach it either.
-
-Each agent-httpd belongs to the supervisor that started it, one per server: :meth:`stop` ends
-it, a start still under way included, and one whose server never stopped (its supervisor
-collected, or the process exiting) gets SIGTERM from a finalizer, through a pidfd, so a
-reused pid is never hit.
+environment is an allowlist, so provider keys never reach it either. It announces its port on
+its first line, then must answer ``/healthz``; it is checked every ``health_interval`` seconds
+and started again at once when it dies or stops answering. Each agent-httpd belongs to the
+supervisor that started it, one per server: :meth:`RuntimeSupervisor.stop` ends it, a start
+still under way included, and no start comes after.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import secrets
-import signal
-import time
-import weakref
+from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..contracts.errors import RuntimeStartError
+from ..supervised import Supervised
 from .client import RuntimeClient
 
-State = Literal["stopped", "starting", "running", "restarting", "failed"]
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "TZ")
-HEALTH_FAILURES = 3  # consecutive failed checks before a live runtime is restarted
 
 
-class RuntimeSupervisor:
-    """Keeps one agent-httpd running for the gateway."""
+class RuntimeSupervisor(Supervised[RuntimeClient]):
+    """Keeps one agent-httpd running for the gateway: states stopped, starting, running,
+    restarting, failed."""
+
+    KIND, TASK = "agent-httpd", "agent-httpd"
+    READY, IDLE = "running", "stopped"
+    SLOW_START = "agent-httpd did not answer within"
+    UNAVAILABLE = RuntimeStartError
+    KEEP_RUNNING = True
 
     def __init__(
         self,
@@ -48,27 +51,17 @@ class RuntimeSupervisor:
         max_runs: int = 1024,
         health_interval: float = 2.0,
     ) -> None:
+        super().__init__(
+            "runtime", start_timeout=start_timeout, log=log, health_interval=health_interval
+        )
         self.binary = binary
         self.inference_url = inference_url
         self.tools_url = tools_url
         self.token = token
-        self.log = log
-        self.start_timeout = start_timeout
         self.max_runs = max_runs
-        self.health_interval = health_interval
-        self.state: State = "stopped"
         self.version: str | None = None
-        self.restarts = 0
-        self.last_error: str | None = None
         self.client: RuntimeClient | None = None
-        self._proc: asyncio.subprocess.Process | None = None
-        self._lock = asyncio.Lock()
-        self._watch_task: asyncio.Task[None] | None = None
-        self._stderr_task: asyncio.Task[None] | None = None
         self._stopping = False
-        self._started_at = 0.0
-        self._spawn: asyncio.Task[RuntimeClient] | None = None
-        self._reaper: weakref.finalize[Any, Any] | None = None
 
     @staticmethod
     def new_token() -> str:
@@ -76,7 +69,16 @@ class RuntimeSupervisor:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        proc = self.process
+        return proc.pid if proc is not None else None
+
+    @property
+    def restarts(self) -> int:
+        return max(0, self.starts - 1)
+
+    @property
+    def last_error(self) -> str | None:
+        return self.error
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -88,24 +90,16 @@ class RuntimeSupervisor:
             "last_error": self.last_error,
         }
 
+    def withhold(self, text: str) -> str:
+        return text.replace(self.token, "[withheld]") if self.token else text
+
     async def ensure_running(self) -> RuntimeClient:
         """The client of a running runtime, starting it when needed."""
-        if self.state == "running" and self.client is not None and self._alive():
-            return self.client
-        async with self._lock:
-            if self.state == "running" and self.client is not None and self._alive():
-                return self.client
-            # A task of its own, so that stop() can cancel a start under way without
-            # cancelling the caller (a request, the server's start hook).
-            spawn = self._spawn = asyncio.create_task(self._start())
-            await asyncio.wait({spawn})
-            if spawn.cancelled():
-                raise RuntimeStartError("agent-httpd: the server stopped while it started")
-            return spawn.result()
+        return await self.ensure()
 
     async def exited(self, within: float) -> bool:
         """True when the runtime process has exited, or exits within ``within`` seconds."""
-        proc = self._proc
+        proc = self.process
         if proc is None:
             return True
         try:
@@ -114,85 +108,54 @@ class RuntimeSupervisor:
             return False
         return True
 
-    def _alive(self) -> bool:
-        return self._proc is not None and self._proc.returncode is None
+    def _starting_state(self) -> str:
+        return "restarting" if self.starts > 1 else "starting"
 
-    async def _start(self) -> RuntimeClient:
+    def _check(self) -> None:
         if self._stopping:
             raise RuntimeStartError("agent-httpd: not started, the server is stopping")
         if not Path(self.binary).is_file():
-            self.state = "failed"
-            self.last_error = f"agent-httpd not found at {self.binary}; run `make setup`"
-            raise RuntimeStartError(self.last_error)
-        self.state = "starting" if self.restarts == 0 else "restarting"
+            raise RuntimeStartError(
+                self.fail(f"agent-httpd not found at {self.binary}; run `make setup`")
+            )
+
+    async def _open(self, stack: AsyncExitStack) -> RuntimeClient:
         env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
         token_fd = self._token_pipe()
         argv = [
             self.binary,
-            "--port",
-            "0",
-            "--inference-url",
-            self.inference_url,
-            "--tools-url",
-            self.tools_url,
-            "--max-runs",
-            str(self.max_runs),
-            "--token-fd",
-            str(token_fd),
+            *("--port", "0", "--inference-url", self.inference_url),
+            *("--tools-url", self.tools_url, "--max-runs", str(self.max_runs)),
+            *("--token-fd", str(token_fd)),
         ]
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                pass_fds=(token_fd,),
+            proc = await self.spawn(
+                stack, argv, env=env, stdout=True, pass_fds=(token_fd,), grace=3.0
             )
         except OSError as exc:
-            self.state = "failed"
-            self.last_error = f"cannot start agent-httpd: {exc}"
-            raise RuntimeStartError(self.last_error) from exc
+            raise RuntimeStartError(f"cannot start agent-httpd: {exc}") from exc
         finally:
             os.close(token_fd)  # the child has its copy; it closes it once read
-        if self._reaper is not None:
-            self._reaper()  # the runtime before, gone: its pidfd closed
-        self._proc = proc
-        self._reaper = weakref.finalize(self, _terminate, _pidfd(proc.pid), proc.pid)
-        try:
-            port = await self._read_port(proc)
-            self._stderr_task = asyncio.create_task(self._pump_stderr(proc))
-            if self.client is not None:
-                await self.client.aclose()
-            self.client = RuntimeClient(f"http://127.0.0.1:{port}", self.token)
-            health = await self.client.health()
-        except BaseException:  # a failed check, or stop() cancelling: no process left behind
-            await self._kill(proc)
-            raise
+        port = await self._read_port(proc)
+        if self.client is not None:
+            await self.client.aclose()
+        self.client = RuntimeClient(f"http://127.0.0.1:{port}", self.token)
+        health = await self.client.health()
         self.version = str(health.get("version"))
-        self.state = "running"
-        self.last_error = None
-        self._started_at = time.monotonic()
         self.log.info("agent-httpd %s running, pid %s, port %s", self.version, proc.pid, port)
-        if self._watch_task is None or self._watch_task.done():
-            self._watch_task = asyncio.create_task(self._watch())
         return self.client
 
     async def _read_port(self, proc: asyncio.subprocess.Process) -> int:
         """The port agent-httpd announces on its first line."""
+        assert proc.stdout is not None
         try:
-            assert proc.stdout is not None
-            line = await asyncio.wait_for(proc.stdout.readline(), self.start_timeout)
+            line = await proc.stdout.readline()
             return int(json.loads(line)["port"])
-        except (asyncio.TimeoutError, ValueError, KeyError, TypeError) as exc:
-            err = b""
-            if proc.stderr is not None and proc.returncode is not None:
-                err = await proc.stderr.read(2000)
-            await self._kill(proc)
-            self.state = "failed"
-            self.last_error = f"agent-httpd did not report its port: {err.decode(errors='replace')}"
-            raise RuntimeStartError(self.last_error) from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            await asyncio.sleep(0.1)  # its last stderr lines
+            raise RuntimeStartError(
+                f"agent-httpd did not report its port: {self.stderr_lines(5)}"
+            ) from exc
 
     def _token_pipe(self) -> int:
         """The read end of a pipe that holds the token and is closed for writing."""
@@ -204,100 +167,21 @@ class RuntimeSupervisor:
             os.close(write_fd)
         return read_fd
 
-    async def _pump_stderr(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
-        async for line in proc.stderr:
-            self.log.debug("agent-httpd: %s", line.decode(errors="replace").rstrip())
+    async def _healthy(self) -> bool:
+        assert self.client is not None
+        await self.client.health()
+        return True
 
-    async def _watch(self) -> None:
-        """Restart the runtime when it dies; check its health in between."""
-        failures = 0
-        while not self._stopping:
-            proc = self._proc
-            if proc is None:
-                return
-            try:
-                await asyncio.wait_for(proc.wait(), self.health_interval)
-            except asyncio.TimeoutError:
-                if self.client is None:
-                    continue
-                try:
-                    await self.client.health()
-                    failures = 0
-                    continue
-                except Exception as exc:  # any failure of the check means "not healthy"
-                    failures += 1
-                    self.log.warning("agent-httpd health check %d failed: %s", failures, exc)
-                    if failures < HEALTH_FAILURES:
-                        continue  # a loaded machine can be slow once; a hung runtime stays so
-                    await self._kill(proc)
-            if self._stopping:
-                return
-            self.last_error = f"agent-httpd exited with status {proc.returncode}"
-            self.log.warning("%s; restarting it", self.last_error)
-            self.restarts += 1
-            self.state = "restarting"
-            delay = 0.0 if time.monotonic() - self._started_at > 5 else 0.5
-            await asyncio.sleep(delay)
-            try:
-                async with self._lock:
-                    if not self._alive():
-                        await self._start()
-                failures = 0
-            except Exception as exc:
-                self.log.error("agent-httpd restart failed: %s", exc)
-                await asyncio.sleep(2.0)
-
-    async def _kill(self, proc: asyncio.subprocess.Process) -> None:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 3.0)
-            except asyncio.TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
-        if proc is self._proc and self._reaper is not None:
-            self._reaper()  # it has exited: only its pidfd to close
+    def _ended(self, returncode: int | None) -> None:
+        self.error = f"agent-httpd exited with status {returncode}"
+        self.log.warning("%s; restarting it", self.error)
+        self.state = "restarting"
 
     async def stop(self) -> None:
         """End the runtime, and a start or restart under way; no start after this."""
         self._stopping = True
-        for task in (self._watch_task, self._spawn):
-            if task is not None and not task.done():
-                task.cancel()
-                await asyncio.wait({task})
-        if self._proc is not None:
-            await self._kill(self._proc)
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._stderr_task
+        await super().stop()
         if self.client is not None:
             await self.client.aclose()
             self.client = None
         self.state = "stopped"
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that names this process and no later one with its pid (Linux 5.3+)."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _terminate(pidfd: int | None, pid: int) -> None:
-    """The finalizer of a runtime whose supervisor went without stopping it (or that exited)."""
-    if pidfd is None:  # no pidfd here: signal it only while it is still an unreaped child
-        with contextlib.suppress(OSError):  # ChildProcessError: reaped, its pid maybe reused
-            if os.waitpid(pid, os.WNOHANG) == (0, 0):
-                os.kill(pid, signal.SIGTERM)
-        return
-    try:
-        signal.pidfd_send_signal(pidfd, signal.SIGTERM)
-    except OSError:
-        pass  # it has exited already
-    finally:
-        os.close(pidfd)
