@@ -10,7 +10,9 @@ fails to start or dies is marked ``error``, with the reason and the tail of its 
 withheld) in ``/resolve/api/health``; the next run starts it again. The server's stop stops it.
 
 The process lives in a task of its own (the life cycle of ``supervised.py``: the SDK's context
-must be left by the task that entered it); runs talk to it from theirs.
+must be left by the task that entered it); runs talk to it from theirs. Its turns are all of one
+caller at a time (gate.py); each turn hands it this server's MCP endpoint with a token of the
+turn's own (mcp_offer.py).
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from ..contracts.errors import BadRequest, Locked
 from ..notebook.tools import NotebookHost
 from ..supervised import SessionUnavailable, Supervised, missing_sdk
 from ..tools.dispatch import ToolDispatcher
+from .gate import CallerGate
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
 
     from .client import Turn
+    from .mcp_offer import McpEndpoint
 
 FEATURE = "acp_agents"  # the policy's name for the feature (contracts/admin_policy.py)
 SESSIONS = "acp-sessions"  # under the state dir: this project's session → the agent's
@@ -76,7 +80,8 @@ class AgentProcess(Supervised["ClientSideConnection"]):
         self.capabilities: dict[str, Any] = {}  # initialize's agentCapabilities, wire JSON
         self.turns: dict[str, Turn] = {}  # by the agent's session id
         self.sessions: dict[str, str] = {}  # this project's session → the agent's, this process
-        self.mcp: Any = None  # the MCP server offered in its sessions (mcp_offer.py)
+        self.mcp: McpEndpoint | None = None  # offered in its sessions, a token per turn
+        self.gate = CallerGate()  # one caller's turns at a time
         self._process: Any = None
         self._session_locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}
 
@@ -116,7 +121,7 @@ class AgentProcess(Supervised["ClientSideConnection"]):
         from acp import spawn_agent_process
 
         from .client import AgentClient, Files
-        from .mcp_offer import McpOffer
+        from .mcp_offer import McpEndpoint
 
         user = self.host.user_kernels
         files = Files(user.contents if user is not None else None)
@@ -138,7 +143,7 @@ class AgentProcess(Supervised["ClientSideConnection"]):
         answer = await conn.initialize(**initialize_params(self.host.config))
         dumped = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
         self.capabilities = dumped.get("agentCapabilities", {})
-        self.mcp = McpOffer.make(self.host, self.name, self.capabilities)
+        self.mcp = McpEndpoint.make(self.host, self.name, self.capabilities)
         return conn
 
     async def _hold(self) -> None:
@@ -159,9 +164,7 @@ class AgentProcess(Supervised["ClientSideConnection"]):
     def _closed(self) -> None:
         self.pid = self._process = None
         self.sessions.clear()
-        if self.mcp is not None:
-            self.mcp.revoke()
-            self.mcp = None
+        self.mcp = None  # each turn revokes its own token
 
     async def exited(self, within: float) -> str | None:
         """Once the process has gone (waiting up to ``within`` s for it): why, else None."""
@@ -185,14 +188,18 @@ class AgentProcess(Supervised["ClientSideConnection"]):
             if users[0] == 0:
                 del self._session_locks[session_id]
 
-    async def open_session(self, conn: ClientSideConnection, session_id: str, mcp: bool) -> str:
-        """The agent's session for this project's ``session_id``: known to this process, loaded
-        (``session/load``, when the agent offers it) after a restart, else a new one."""
+    async def open_session(
+        self, conn: ClientSideConnection, session_id: str, servers: list[Any]
+    ) -> str:
+        """The agent's session for this project's ``session_id`` with the turn's MCP
+        ``servers``: known to this process (given them again), loaded (``session/load``, when
+        the agent offers it) after a restart, else a new one."""
+        cwd = str(self.host.root_dir)
         known = self.sessions.get(session_id)
         if known is not None:
+            if servers:
+                await self._hand_over(conn, known, servers)
             return known
-        servers = self.mcp.servers() if (mcp and self.mcp is not None) else []
-        cwd = str(self.host.root_dir)
         stored = self._stored(session_id)
         if stored and self.capabilities.get("loadSession"):
             from acp import RequestError
@@ -205,6 +212,20 @@ class AgentProcess(Supervised["ClientSideConnection"]):
         self.sessions[session_id] = answer.session_id
         self._store(session_id, answer.session_id)
         return answer.session_id
+
+    async def _hand_over(self, conn: ClientSideConnection, known: str, servers: list[Any]) -> None:
+        """A known session's new turn: its MCP servers (a new token) by ``session/resume``,
+        else ``session/load`` (the history it replays goes to no run), when the agent offers
+        one; otherwise its session keeps the first turn's endpoint, whose token is revoked."""
+        from acp import RequestError
+
+        cwd = str(self.host.root_dir)
+        offered = self.capabilities.get("sessionCapabilities") or {}
+        with contextlib.suppress(RequestError):  # refused: the turn goes without the endpoint
+            if offered.get("resume") is not None:
+                await conn.resume_session(cwd=cwd, session_id=known, mcp_servers=servers)
+            elif self.capabilities.get("loadSession"):
+                await conn.load_session(cwd=cwd, session_id=known, mcp_servers=servers)
 
     def _sessions_file(self, session_id: str) -> Path:
         return self.host.state_dir / SESSIONS / f"{session_id}.json"

@@ -6,13 +6,17 @@
   ``POST /resolve/api/runs/{id}/approvals/{call_id}`` (``always`` picks the agent's "always"
   option); no decision within ``c.Resolve.approval_timeout``, a cancel, or a run with no person
   behind it (an A2A peer's) is a rejection;
-- ``fs/read_text_file`` and ``fs/write_text_file`` reach only the server root, through the
-  server's contents manager (hidden files and ``hide_globs`` apply), with the permissions the run
-  recorded in ``run.started.permissions``; each is recorded as a ``fs.*`` call of the run. A
-  notebook's file is never written this way: what the agent writes to an ``.ipynb`` becomes
-  proposals of cells that a person accepts or rejects, and the write answers once they decided
-  (:mod:`.notebook_write`);
-- ``terminal/*`` is declined unless ``c.Resolve.acp_terminal`` (:mod:`.terminal`).
+- ``fs/read_text_file`` and ``fs/write_text_file`` reach only the server root, its links
+  followed (a path whose real path is outside is refused), through the server's contents manager
+  (hidden files and ``hide_globs`` apply, to the path asked and to its real one), with the
+  permissions the run recorded in ``run.started.permissions``; each is recorded as a ``fs.*``
+  call of the run. A notebook's file (``.ipynb``, any case, or a link to one) is never written
+  this way: what the agent writes to it becomes proposals of cells that a person accepts or
+  rejects, and the write answers once they decided (:mod:`.notebook_write`);
+- ``terminal/*`` is declined unless ``c.Resolve.acp_terminal``, and for a run whose caller may
+  not read and write the server's files and run code in kernels (:mod:`.terminal`);
+- every request names the agent's session: it is answered only while that session's turn runs
+  (and the turns running are all one caller's: gate.py).
 
 Imported when an agent starts (it imports the ``agent-client-protocol`` SDK).
 """
@@ -44,6 +48,7 @@ from tornado.web import HTTPError
 from ..contracts.permissions import RunPermissions
 from ..runs.approvals import APPROVAL_RELEASED, await_decision
 from ..runs.run import Run
+from .access import missing
 from .events import Emitted, UpdateTranslator, call_id_of, choose_option, cut
 
 if TYPE_CHECKING:
@@ -87,15 +92,32 @@ class Turn:
             self.run.emit_all(emitted)
 
 
-def server_path(root: Path, path: str) -> str:
-    """The contents path (relative, ``/``-separated) of ``path``, an absolute path inside the
-    server root; :class:`FsRefused` for any other."""
+def is_notebook(rel: str) -> bool:
+    """Whether ``rel`` names a notebook's file (``.ipynb`` in any case)."""
+    return rel.lower().endswith(".ipynb")
+
+
+def _inside(path: str, top: str) -> str | None:
+    """``path``'s contents path under ``top``, or None when it is not inside."""
+    if path == top or not path.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return PurePosixPath(*Path(os.path.relpath(path, top)).parts).as_posix()
+
+
+def server_paths(root: Path, path: str) -> tuple[str, str]:
+    """The contents paths (relative, ``/``-separated) of ``path``, an absolute path inside the
+    server root: as asked, and real (every link followed, as opening the file would; a file not
+    there yet is where its folder really is); :class:`FsRefused` when either is outside."""
     if not os.path.isabs(path):
         raise FsRefused(f"'{path[:300]}' is not an absolute path (ACP paths are absolute)")
-    normal, top = os.path.normpath(path), os.path.normpath(str(root))
-    if normal == top or not normal.startswith(top.rstrip(os.sep) + os.sep):
+    top = os.path.normpath(str(root))
+    asked = _inside(os.path.normpath(path), top)
+    if asked is None:
         raise FsRefused(f"'{path[:300]}' is outside the server root ({top})")
-    return PurePosixPath(*Path(os.path.relpath(normal, top)).parts).as_posix()
+    real = _inside(os.path.realpath(path), os.path.realpath(top))
+    if real is None:
+        raise FsRefused(f"'{path[:300]}' leads outside the server root ({top}) through a link")
+    return asked, real
 
 
 def lines_of(text: str, line: int | None, limit: int | None) -> str:
@@ -112,6 +134,11 @@ class Files:
 
     def __init__(self, contents: Any) -> None:
         self.contents = contents  # None outside a Jupyter server
+
+    async def visible(self, rel: str) -> None:
+        """:class:`FsRefused` unless ``rel`` is shown by ``/api/contents`` (the path an agent
+        asked for, when a link makes it another)."""
+        await self._checked(rel)
 
     async def _checked(self, rel: str) -> Any:
         contents = self.contents
@@ -151,7 +178,7 @@ class Files:
         return dict(model.get("content") or {})
 
     async def write(self, rel: str, content: str) -> None:
-        if rel.endswith(".ipynb"):  # never the file itself: see notebook_write.py
+        if is_notebook(rel):  # never the file itself: see notebook_write.py
             raise FsRefused(f"'{rel}' is a notebook: its file is not written directly")
         contents = await self._checked(rel)
         folder = posixpath.dirname(rel)
@@ -245,7 +272,7 @@ class AgentClient:
         async def write(rel: str, call_id: str) -> tuple[dict[str, Any] | None, str]:
             if not turn.permissions.contents_write:
                 raise FsRefused("this run's caller may not write the server's files")
-            if rel.endswith(".ipynb"):
+            if is_notebook(rel):
                 return await self._propose(turn, rel, content, call_id)
             await self.files.write(rel, content)
             return None, f"wrote {len(content)} characters to {rel}"
@@ -303,7 +330,10 @@ class AgentClient:
         )
         started, data = time.monotonic(), None
         try:
-            answer, note = await action(server_path(turn.root, str(arguments["path"])), call_id)
+            asked, real = server_paths(turn.root, str(arguments["path"]))
+            if asked != real:  # a link: both must be there for the agent
+                await self.files.visible(asked)
+            answer, note = await action(real, call_id)
             ok = True
         except FsRefused as exc:
             answer, note, ok, data = "", f"{name}: {exc.word}: {exc}", False, exc.data
@@ -323,6 +353,10 @@ class AgentClient:
             raise RequestError(
                 REFUSED, "terminal/* is declined by this server (c.Resolve.acp_terminal is off)"
             )
+        lacking = missing(turn.permissions)
+        if lacking:  # a command runs as the shell tool would, beyond the files' own checks
+            why = f"its caller may not {', '.join(lacking)}"
+            raise RequestError(REFUSED, f"terminal/* is declined for this run: {why}")
         return turn.terminals
 
     async def create_terminal(

@@ -8,6 +8,10 @@ exactly one ``run.completed``: ``stop``, ``budget`` (the agent's own limit, or
 a ``run.error`` saying so), ``cancelled`` or ``interrupted``. A cancel sends ACP's
 ``session/cancel`` and waits a little for the agent to wind down; its permission requests still
 open are answered ``cancelled``.
+
+Only a caller who may read and write the server's files and run code in kernels is given an
+agent (DESIGN 10.1): its own tools are beyond this server's control (a 403
+``agent_needs_permissions`` otherwise, naming what is missing).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 from .._version import __version__
 from ..contracts.bodies import ChatRequest, CompletionReason
 from ..contracts.chat_body import message_text
-from ..contracts.errors import BadRequest
+from ..contracts.errors import BadRequest, Forbidden
 from ..contracts.notebook import mention_block
 from ..contracts.permissions import RunPermissions
 from ..contracts.run_manifest import run_manifest
@@ -29,6 +33,7 @@ from ..runs.manager import new_id
 from ..runs.request import RunRequest
 from ..runs.run import Run
 from ..runs.start import check_namespace
+from .access import agent_refusal
 from .agents import AgentHost, AgentProcess, AgentUnavailable
 from .events import completion_of, prompt_usage
 
@@ -56,7 +61,11 @@ def prompt_blocks(prompt: str, chat: ChatRequest, root: Path) -> list[Any]:
 
 
 def start_agent_run(host: AgentHost, agent: AgentProcess, request: RunRequest) -> Run:
-    """Start the run (BadRequest for a chat an agent cannot take)."""
+    """Start the run (BadRequest for a chat an agent cannot take, Forbidden for a caller who
+    may not have one)."""
+    refused = agent_refusal(request.permissions)
+    if refused is not None:
+        raise Forbidden(refused, code="agent_needs_permissions")
     chat = request.chat
     if chat.soul:
         raise BadRequest("soul: an external agent's run has no soul; name 'soul' or 'agent'")
@@ -90,6 +99,7 @@ def start_agent_run(host: AgentHost, agent: AgentProcess, request: RunRequest) -
     if chat.mentions:
         started["mentions"] = [m.model_dump() for m in chat.mentions]
     turn = AgentTurn(host, agent, session_id, request.permissions, request.peer is not None)
+    turn.owner = request.owner
 
     async def work(run: Run) -> CompletionReason:
         return await turn.drive(run, blocks)
@@ -113,6 +123,7 @@ class AgentTurn:
         self.session_id = session_id
         self.permissions = permissions
         self.headless = headless
+        self.owner: str | None = None  # who started the run (one caller at a time: gate.py)
 
     @property
     def log(self) -> logging.Logger:
@@ -133,34 +144,47 @@ class AgentTurn:
             return self.error(run, "internal", f"{type(exc).__name__}: {exc}")
 
     async def _drive(self, run: Run, blocks: list[Any]) -> CompletionReason:
+        name = self.agent.name
+        caller = (self.owner, tuple(self.permissions.model_dump().items()))
+        async with self.agent.gate.turn(caller), self.agent.one_turn_at_a_time(self.session_id):
+            try:
+                conn = await self.agent.ensure()
+            except AgentUnavailable as exc:
+                return self.error(run, "agent_unavailable", f"the external agent '{name}': {exc}")
+            endpoint = self.agent.mcp
+            token = endpoint.token_for(run.run_id) if endpoint is not None else None
+            try:
+                return await self._turn(run, conn, blocks, token.servers() if token else [])
+            finally:
+                if token is not None:
+                    token.revoke()  # the turn's token ends with it
+
+    async def _turn(
+        self, run: Run, conn: Any, blocks: list[Any], servers: list[Any]
+    ) -> CompletionReason:
+        """The session opened with the turn's MCP ``servers``, the turn registered for the
+        client's requests, and the prompt."""
         from acp import RequestError
 
         from .client import Turn
         from .terminal import Terminals
 
-        name = self.agent.name
         try:
-            conn = await self.agent.ensure()
-        except AgentUnavailable as exc:
-            return self.error(run, "agent_unavailable", f"the external agent '{name}': {exc}")
-        async with self.agent.one_turn_at_a_time(self.session_id):
-            try:
-                mcp = self.permissions.contents_read
-                agent_session = await self.agent.open_session(conn, self.session_id, mcp)
-            except RequestError as exc:
-                return self.error(run, "agent_error", f"'{name}' refused the session: {exc}")
-            except ConnectionError:
-                return await self.died(run)
-            turn = Turn(run, self.session_id, self.permissions, self.headless, self.host.root_dir)
-            if self.host.config.acp_terminal:
-                turn.terminals = Terminals(self.host, run)
-            self.agent.turns[agent_session] = turn
-            try:
-                return await self.prompt(run, conn, agent_session, blocks)
-            finally:
-                self.agent.turns.pop(agent_session, None)
-                if turn.terminals is not None:
-                    await turn.terminals.close()
+            agent_session = await self.agent.open_session(conn, self.session_id, servers)
+        except RequestError as exc:
+            return self.error(run, "agent_error", f"'{self.agent.name}' refused the session: {exc}")
+        except ConnectionError:
+            return await self.died(run)
+        turn = Turn(run, self.session_id, self.permissions, self.headless, self.host.root_dir)
+        if self.host.config.acp_terminal:
+            turn.terminals = Terminals(self.host, run)
+        self.agent.turns[agent_session] = turn
+        try:
+            return await self.prompt(run, conn, agent_session, blocks)
+        finally:
+            self.agent.turns.pop(agent_session, None)
+            if turn.terminals is not None:
+                await turn.terminals.close()
 
     async def prompt(
         self, run: Run, conn: Any, agent_session: str, blocks: list[Any]

@@ -7,6 +7,7 @@
     │   └── BadMediaType         not a media type the artifact store keeps (a ValueError)
     ├── NotFound                 no such run, session, tool ... (404)
     ├── Conflict                 the state does not allow it (409)
+    ├── Forbidden                the caller's permissions do not allow it (403)
     ├── Locked                   a feature the administrator's policy switched off (403)
     ├── TooManyRequests          a caller went over a rate; ``retry_after`` seconds (429)
     ├── Unavailable              the gateway cannot serve this now: drift, runtime down (503)
@@ -58,6 +59,14 @@ class NotFound(ResolveError):
 class Conflict(ResolveError):
     status = 409
     code = "conflict"
+
+
+class Forbidden(ResolveError):
+    """What the caller's permissions (the server's Authorizer) do not allow (403); the message
+    names what is missing."""
+
+    status = 403
+    code = "forbidden"
 
 
 class Locked(ResolveError):

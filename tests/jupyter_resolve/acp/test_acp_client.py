@@ -90,3 +90,26 @@ async def test_the_runs_permissions_decide_what_an_agent_may_touch() -> None:
     client = AgentClient({"acp-1": nobody}, Files(Contents()), timeout=30.0)
     with pytest.raises(RequestError, match="may not read"):
         await client.read_text_file("acp-1", "/srv/root/a.txt")
+
+
+@pytest.mark.parametrize(
+    "permissions",
+    [
+        RunPermissions(contents_read=True, contents_write=True),
+        RunPermissions(contents_read=True, kernels_execute=True),
+        RunPermissions(),
+    ],
+)
+async def test_a_terminal_needs_the_runs_permissions(permissions: RunPermissions) -> None:
+    """Issue 44.3: with c.Resolve.acp_terminal on, a run whose caller may not read and write
+    the files and run code in kernels gets no terminal (a command runs as the shell tool)."""
+
+    class Terminals:  # would run the command: it must not be reached
+        async def create(self, *_: object) -> None:
+            raise AssertionError("a terminal was created")
+
+    turn = a_turn(headless=False, permissions=permissions)
+    turn.terminals = Terminals()
+    with pytest.raises(RequestError, match="declined for this run") as refused:
+        await client_with(turn).create_terminal("acp-1", "echo", ["hi"])
+    assert "its caller may not" in str(refused.value)

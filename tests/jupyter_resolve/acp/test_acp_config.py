@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 from pydantic import ValidationError
 from traitlets import TraitError
 
-from jupyter_resolve.acp.client import FsRefused, lines_of, server_path
+from jupyter_resolve.acp.client import FsRefused, is_notebook, lines_of, server_paths
 from jupyter_resolve.config import Resolve
 from jupyter_resolve.contracts.acp_agents import WITHHELD, parse_agents, redact
 from jupyter_resolve.contracts.bodies import ChatRequest
@@ -51,7 +51,7 @@ ROOT = Path("/srv/root")
     ],
 )
 def test_paths_inside_the_root(path: str, expected: str) -> None:
-    assert server_path(ROOT, path) == expected
+    assert server_paths(ROOT, path) == (expected, expected)
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,32 @@ def test_paths_inside_the_root(path: str, expected: str) -> None:
 )
 def test_paths_outside_the_root_are_refused(path: str) -> None:
     with pytest.raises(FsRefused):
-        server_path(ROOT, path)
+        server_paths(ROOT, path)
+
+
+def test_links_are_followed_to_their_real_path(tmp_path: Path) -> None:
+    """Issue 44.3: a link inside the root that leads outside is refused; one to a notebook
+    names the notebook (whose file is then never written, whatever the link is called)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+    (root / "analysis.ipynb").write_text("{}")
+    (root / "out").symlink_to(outside)
+    (root / "leak.txt").symlink_to(outside / "secret.txt")
+    (root / "dangling.txt").symlink_to(outside / "new.txt")
+    (root / "notes.txt").symlink_to(root / "analysis.ipynb")
+    (root / "sub" / "up").symlink_to(root)
+    for path in ("out/secret.txt", "leak.txt", "dangling.txt", "out/new.txt"):
+        with pytest.raises(FsRefused, match="leads outside the server root"):
+            server_paths(root, f"{root}/{path}")
+    assert server_paths(root, f"{root}/notes.txt") == ("notes.txt", "analysis.ipynb")
+    assert server_paths(root, f"{root}/sub/up/a.txt") == ("sub/up/a.txt", "a.txt")
+
+
+def test_a_notebook_is_named_in_any_case() -> None:
+    assert is_notebook("a.ipynb") and is_notebook("b/A.IPYNB") and is_notebook("c.IpYnB")
+    assert not is_notebook("a.ipynb.txt") and not is_notebook("ipynb")
 
 
 def test_lines_of() -> None:

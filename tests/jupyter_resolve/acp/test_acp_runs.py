@@ -192,6 +192,14 @@ async def test_files_inside_the_root_are_read_and_written(server: Server, root: 
         ("write {root}/.hidden.txt pwned", "hidden"),
         ("write {root}/.resolve/mcp-tokens.json {{}}", "hidden"),
         ("read {root}/.resolve/mcp-tokens.json", "hidden"),
+        # issue 44.3: links are followed; a notebook is one in any case, or behind a link
+        ("read {root}/out-link/outside.txt", "leads outside the server root"),
+        ("read {root}/outside-link.txt", "leads outside the server root"),
+        ("write {root}/out-link/escape.txt pwned", "leads outside the server root"),
+        ("write {root}/outside-link.txt pwned", "leads outside the server root"),
+        ("read {root}/hidden-link.txt", "hidden"),
+        ("write {root}/analysis-link.txt {{}}", "not a notebook"),
+        ("write {root}/Upper.IPYNB {{}}", "not a notebook"),
     ],
 )
 async def test_files_outside_the_root_are_refused(
@@ -199,6 +207,17 @@ async def test_files_outside_the_root_are_refused(
 ) -> None:
     (root.parent / "outside.txt").write_text("secret outside")
     (root / ".hidden.txt").write_text("hidden")
+    notebook = '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}'
+    (root / "analysis.ipynb").write_text(notebook)
+    (root / "Upper.IPYNB").write_text(notebook)
+    for link, target in [
+        ("out-link", root.parent),
+        ("outside-link.txt", root.parent / "outside.txt"),
+        ("hidden-link.txt", root / ".hidden.txt"),
+        ("analysis-link.txt", root / "analysis.ipynb"),
+    ]:
+        if not (root / link).is_symlink():
+            (root / link).symlink_to(target)
     stream = await ask(server, prompt.format(root=root))
     assert stream.text().startswith("error:") and why in stream.text(), stream.text()
     call = stream.of("tool.completed")[0]
@@ -207,6 +226,9 @@ async def test_files_outside_the_root_are_refused(
     assert not (root.parent / "escape.txt").exists()
     assert not Path("/tmp/acp-escape.txt").exists()
     assert (root / ".hidden.txt").read_text() == "hidden"
+    assert (root.parent / "outside.txt").read_text() == "secret outside"
+    assert (root / "analysis.ipynb").read_text() == notebook  # never written, link or not
+    assert (root / "Upper.IPYNB").read_text() == notebook
     ends_once(stream, "stop")
 
 
@@ -267,13 +289,17 @@ async def test_terminal_is_declined_by_default(server: Server) -> None:
     assert stream.text().startswith("declined:") and "acp_terminal" in stream.text()
 
 
-async def test_the_agent_gets_this_servers_mcp_endpoint(server: Server) -> None:
+async def test_the_agent_gets_this_servers_mcp_endpoint_for_a_turn(server: Server) -> None:
     stream = await ask(server, "mcp", session_id="s-acp-mcp")
     text = stream.text()
     assert text.startswith("mcp:jupyter-resolve:200:"), text
     assert "notebook_propose" in text and "runs_list" in text
     tokens = (await server.get("/resolve/api/mcp-tokens")).json()["tokens"]
-    assert "acp agent bench" in [t["name"] for t in tokens]
+    assert not [t for t in tokens if t["name"].startswith("acp agent bench")]  # revoked
+    # the turn's token is dead after it; the session's next turn gets a new one (resumed)
+    assert (await ask(server, "mcpold", session_id="s-acp-mcp")).text() == "mcpold:403"
+    again = await ask(server, "mcp", session_id="s-acp-mcp")
+    assert again.text().startswith("mcp:jupyter-resolve:200:"), again.text()
 
 
 async def test_an_agents_refusal_ends_the_run_with_an_error(server: Server) -> None:

@@ -1,9 +1,11 @@
 """An external agent for the tests, written against the official ACP SDK's agent side.
 
 Each prompt's first word says what it does (``stream``, ``edit``, ``permission``, ``read``,
-``write``, ``notebook``, ``wait``, ``crash``, ``session``, ``remember``, ``recall``, ``mcp``,
-``terminal``, ``refuse``); its answer says what it saw, so a test reads the outcome in the
-run's text. Sessions are kept in ``$BENCH_STATE`` so that a restarted agent can load them.
+``readas``, ``write``, ``notebook``, ``wait``, ``crash``, ``session``, ``remember``, ``recall``,
+``mcp``, ``mcpold``, ``terminal``, ``refuse``); its answer says what it saw, so a test reads the
+outcome in the run's text. Sessions are kept in ``$BENCH_STATE`` so that a restarted agent can
+load them; a session's MCP servers are those of its last ``session/new``, ``/load`` or
+``/resume``.
 """
 
 from __future__ import annotations
@@ -46,13 +48,18 @@ class BenchAgent:
         self.conn: Any = None
         self.cancelled: dict[str, asyncio.Event] = {}
         self.mcp: dict[str, list[Any]] = {}
+        self.kept: Any = None  # the MCP server of the last ``mcp`` command, token and all
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
         capabilities = schema.AgentCapabilities(
-            load_session=True, mcp_capabilities=schema.McpCapabilities(http=True)
+            load_session=True,
+            mcp_capabilities=schema.McpCapabilities(http=True),
+            session_capabilities=schema.SessionCapabilities(
+                resume=schema.SessionResumeCapabilities()
+            ),
         )
         return schema.InitializeResponse(
             protocol_version=protocol_version, agent_capabilities=capabilities
@@ -79,6 +86,14 @@ class BenchAgent:
             await self.say(session_id, acp.update_user_message_text(prompt))
             await self.say(session_id, acp.update_agent_message_text(answer))
         return schema.LoadSessionResponse()
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> schema.ResumeSessionResponse:
+        if session_id not in saved():
+            raise acp.RequestError.resource_not_found(session_id)
+        self.mcp[session_id] = list(mcp_servers or [])
+        return schema.ResumeSessionResponse()
 
     async def say(self, session_id: str, update: Any) -> None:
         await self.conn.session_update(session_id=session_id, update=update)
@@ -147,7 +162,9 @@ class BenchAgent:
         await self.say(session_id, acp.update_tool_call("run-1", status=status))
         await self.text(session_id, f"outcome:{chosen}")
 
-    async def do_read(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+    async def do_read(
+        self, session_id: str, args: list[str], prompt: list[Any], answer_in: str = ""
+    ) -> None:
         line = int(args[1]) if len(args) > 1 else None
         limit = int(args[2]) if len(args) > 2 else None
         try:
@@ -155,9 +172,13 @@ class BenchAgent:
                 session_id=session_id, path=args[0], line=line, limit=limit
             )
         except acp.RequestError as exc:
-            await self.text(session_id, f"error:{exc}")
+            await self.text(answer_in or session_id, f"error:{exc}")
             return
-        await self.text(session_id, f"content:{answer.content}")
+        await self.text(answer_in or session_id, f"content:{answer.content}")
+
+    async def do_readas(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+        """``readas SESSION PATH``: a read naming another session than the prompt's."""
+        await self.do_read(args[0], args[1:], prompt, answer_in=session_id)
 
     async def do_write(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
         try:
@@ -226,7 +247,19 @@ class BenchAgent:
         if not servers:
             await self.text(session_id, "mcp:none")
             return
-        server = servers[0]
+        self.kept = server = servers[0]
+        status, names = await self.tools_of(server)
+        await self.text(session_id, f"mcp:{server.name}:{status}:{','.join(names)}")
+
+    async def do_mcpold(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+        """The MCP server (and token) the last ``mcp`` command used, whatever session it was."""
+        if self.kept is None:
+            await self.text(session_id, "mcpold:none")
+            return
+        status, _ = await self.tools_of(self.kept)
+        await self.text(session_id, f"mcpold:{status}")
+
+    async def tools_of(self, server: Any) -> tuple[int, list[str]]:
         headers = {h.name: h.value for h in server.headers}
         headers["Accept"] = "application/json, text/event-stream"
         async with httpx.AsyncClient(headers=headers, timeout=30, trust_env=False) as http:
@@ -238,19 +271,21 @@ class BenchAgent:
             opened = await http.post(
                 server.url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
             )
+            if opened.status_code != 200:
+                return opened.status_code, []
             headers = {"Mcp-Session-Id": opened.headers.get("Mcp-Session-Id", "")}
             listed = await http.post(
                 server.url,
                 headers=headers,
                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
             )
-        names = sorted(t["name"] for t in listed.json()["result"]["tools"])
-        await self.text(session_id, f"mcp:{server.name}:{opened.status_code}:{','.join(names)}")
+        return opened.status_code, sorted(t["name"] for t in listed.json()["result"]["tools"])
 
     async def do_terminal(self, session_id: str, args: list[str], prompt: list[Any]) -> None:
+        command, rest = (args[0], args[1:]) if args else ("echo", ["hi", "there"])
         try:
             made = await self.conn.create_terminal(
-                session_id=session_id, command="echo", args=["hi", "there"]
+                session_id=session_id, command=command, args=rest
             )
             exited = await self.conn.wait_for_terminal_exit(
                 session_id=session_id, terminal_id=made.terminal_id
@@ -270,4 +305,4 @@ class BenchAgent:
 
 
 if __name__ == "__main__":
-    asyncio.run(acp.run_agent(BenchAgent()))
+    asyncio.run(acp.run_agent(BenchAgent(), use_unstable_protocol=True))  # session/resume
