@@ -6,6 +6,9 @@ request and hands each piece of the answer to a writer as it arrives (a stream i
 through byte for byte, never re-framed), while :class:`UsageWatch` reads the same bytes for the
 ``usage`` the upstream reports. A client that hangs up stops the writing, not the reading: the
 rest of the answer is read (for at most ``hangup_timeout`` seconds) so its usage can be charged.
+While a stream's upstream is silent (a model thinking), an SSE comment goes out every
+``keepalive`` seconds, so a client can tell a quiet answer from a connection that died (a proxy
+between, such as JupyterHub's, may leave the latter open).
 Nothing here knows about users or budgets.
 """
 
@@ -135,6 +138,7 @@ class UsageWatch:
 
 
 Writer = Callable[[bytes], Awaitable[bool]]  # False: the client is gone
+KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: every client skips it
 Starter = Callable[[int, str], None]
 
 
@@ -171,9 +175,36 @@ async def refused_key(
     await write(json.dumps(body).encode())
 
 
+async def _with_keepalives(pieces: AsyncIterator[bytes], every: float) -> AsyncIterator[bytes]:
+    """``pieces``, and an empty piece each time ``every`` seconds pass without one (0: never)."""
+    if every <= 0:
+        async for piece in pieces:
+            yield piece
+        return
+    waiting: asyncio.Future[bytes] | None = None
+    try:
+        while True:
+            if waiting is None:
+                waiting = asyncio.ensure_future(pieces.__anext__())
+            done, _ = await asyncio.wait({waiting}, timeout=every)
+            if not done:
+                yield b""
+                continue
+            finished, waiting = waiting, None
+            try:
+                piece = finished.result()
+            except StopAsyncIteration:
+                return
+            yield piece
+    finally:
+        if waiting is not None:
+            waiting.cancel()
+
+
 async def _drain(pieces: AsyncIterator[bytes], watch: UsageWatch, streamed: bool) -> None:
     async for piece in pieces:
-        watch.feed(piece, streamed)
+        if piece:
+            watch.feed(piece, streamed)
 
 
 async def relay(
@@ -186,6 +217,7 @@ async def relay(
     write: Writer,
     watch: UsageWatch,
     hangup_timeout: float,
+    keepalive: float = 0.0,
 ) -> Relayed:
     """POST ``request`` (a path and a body) upstream; ``start(status, content_type)`` once the
     answer's head is in, then ``write`` each piece as it arrives (and ``watch`` reads it)."""
@@ -205,10 +237,12 @@ async def relay(
         content_type = response.headers.get("content-type", "application/json")
         streamed = status < 400 and "text/event-stream" in content_type
         start(status, content_type)
-        pieces = response.aiter_bytes()
+        pieces = _with_keepalives(response.aiter_bytes(), keepalive if streamed else 0.0)
         try:
             async for piece in pieces:
-                if status >= 400:  # an error body: the key blanked should the upstream echo it
+                if not piece:  # the upstream said nothing for a while: say the line is alive
+                    piece = KEEPALIVE
+                elif status >= 400:  # an error body: the key blanked should the upstream echo it
                     piece = upstream.redact(piece.decode("utf-8", "replace")).encode()
                 else:
                     watch.feed(piece, streamed)

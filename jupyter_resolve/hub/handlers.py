@@ -196,6 +196,7 @@ class ForwardHandler(ServiceHandler):
                     write=write,
                     watch=watch,
                     hangup_timeout=config.hangup_read_timeout,
+                    keepalive=config.keepalive_interval,
                 )
             except UpstreamUnreachable as exc:
                 self.service.log.warning("%s (user %s)", exc.message, self.name)

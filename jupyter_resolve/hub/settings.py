@@ -111,6 +111,13 @@ class ResolveHub(Application):
         help="Seconds the service keeps reading an answer whose client hung up, to charge the "
         "usage the upstream reports; past that (or without usage) the reservation is charged.",
     )
+    keepalive_interval = Float(
+        15.0,
+        config=True,
+        help="Seconds of upstream silence in a stream after which an SSE comment is sent, so "
+        "users' servers can tell a model that thinks from a connection that died (their "
+        "c.Resolve.provider_timeout must be longer). 0: none.",
+    )
     reservation_ttl = Float(
         60.0,
         config=True,

@@ -10,7 +10,9 @@ administrator did not allow is its 403; too many requests in flight is retried.
 While the service is down or restarting (nothing answers, or the hub's proxy answers 502/503/504
 with a page of its own), a request is retried with backoff, then fails with one plain sentence,
 never the proxy's HTML. A stream that stops before its end (the service died mid-answer) is an
-error, not a quiet stop.
+error, not a quiet stop; so is a stream silent for ``c.Resolve.provider_timeout`` seconds (the
+service says something every 15 s of a quiet answer; a proxy between may keep a dead
+connection open).
 """
 
 from __future__ import annotations
@@ -94,6 +96,13 @@ class HubProvider(OpenAIProvider):
         return ProviderError(
             NOT_ANSWERING, status=503, code="hub_unavailable", retryable=True, detail=detail
         )
+
+    def _timeout(self, url: str, exc: Exception) -> ProviderError:
+        """Nothing for ``timeout`` seconds: the service sends a comment every 15 s of a quiet
+        stream, so this silence is a service (or a connection) that is gone."""
+        error = self._not_answering(f"{url}: nothing for {self.timeout:g} s")
+        error.code = "hub_timeout"
+        return error
 
     def _unreachable(self, url: str, exc: Exception) -> ProviderError:
         return self._not_answering(self._redact(str(exc)) or type(exc).__name__)

@@ -24,6 +24,7 @@ from ..contracts.prices import Price, price_for, round_cost
 from ..providers.chunks import cache_counts
 
 MAX_RUNS = 4096
+RUNTIME_INFERENCE_CODES = ("inference_http", "inference_stream")  # agent-httpd's for a failure
 
 
 @dataclass
@@ -32,6 +33,7 @@ class RunNotes:
     usage: deque[dict[str, Any]] = field(default_factory=deque)
     cost: float = 0.0
     priced: bool = False
+    failure: str | None = None  # the provider's code for the round that failed
 
 
 class InferenceNotes:
@@ -48,6 +50,12 @@ class InferenceNotes:
             while len(self._runs) > MAX_RUNS:
                 self._runs.popitem(last=False)
         return notes
+
+    def failed(self, run_id: str | None, code: str) -> None:
+        """A round failed at the provider with ``code`` (``budget_exceeded``, ...): the run's
+        ``run.error`` says that rather than the runtime's ``inference_http``."""
+        if run_id:
+            self.of(run_id).failure = code
 
     def forget(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
@@ -93,6 +101,10 @@ class InferenceNotes:
             elif kind == "usage":
                 extra = notes.usage.popleft() if notes is not None and notes.usage else {}
                 data = {"cached_tokens": 0, "cache_write_tokens": 0, **data, **extra}
+            elif kind == "run.error" and notes is not None and notes.failure:
+                if data.get("code") in RUNTIME_INFERENCE_CODES:
+                    data = {**data, "code": notes.failure}
+                notes.failure = None
             out.append((kind, data))
         return out
 

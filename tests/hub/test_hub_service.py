@@ -232,6 +232,8 @@ def test_a_user_stops_at_their_budget_and_the_other_goes_on(hub: Hub) -> None:
     errors = [e.data for e in refused if e.event == "run.error"]
     assert errors, dumps(refused)
     message = errors[0]["message"]
+    assert errors[0]["code"] == "budget_exceeded", errors[0]
+    assert "larger budget" in message  # what to do about it
     assert "day_tokens" in message and "20 tokens" in message, message
     assert "resets at 20" in message and "T00:00:00Z" in message, message
     assert refused[-1].data["reason"] == "error"
