@@ -74,8 +74,8 @@ class ResolveExtension(ExtensionApp):
     def _make_gateway(self) -> None:
         from .admin_policy import enforce_policy
         from .gateway import Gateway
-        from .handlers import internal
         from .notebook.kernels import UserKernels
+        from .runtime import handlers as runtime_handlers
 
         config = Resolve(parent=self)
         policy = enforce_policy(config, self.log)  # last: the administrator's locks win
@@ -85,8 +85,10 @@ class ResolveExtension(ExtensionApp):
         self.gateway.policy = policy
         self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
         self.gateway.kernels.server_kernels = self.serverapp.kernel_manager  # scratch on a gateway
-        self.gateway.route_internal(internal.internal_routes(self.gateway), internal.log_request)
-        self.settings["resolve"] = self.gateway
+        self.gateway.route_internal(
+            runtime_handlers.internal_routes(self.gateway), runtime_handlers.log_request
+        )
+        self.settings.update(self.gateway.web_settings())
         self._start_audit(config)
 
     def _start_audit(self, config: Resolve) -> None:
@@ -113,20 +115,16 @@ class ResolveExtension(ExtensionApp):
 
             self.handlers.extend(disabled.routes)
             return
-        from .handlers import api, facade
         from .handlers.disabled import locked_routes
-        from .handlers.lazy import LAZY_ROUTES, lazy_routes
+        from .peer import routes as peer_routes
+        from .routes import public_routes
 
         handlers: list[tuple[Any, ...]] = []
         policy = self.gateway.policy if self.gateway is not None else None
         if policy is not None and policy.feature_off("peer"):  # before the routes they stand for
-            peer = [p for p, _ in LAZY_ROUTES["jupyter_resolve.handlers.peer"]]
+            peer = [pattern for pattern, _ in peer_routes.routes]
             handlers += locked_routes(peer, policy.off_reason("peer"))
-        handlers += [
-            *api.routes,
-            *facade.routes,
-            *lazy_routes(),  # artifacts, the A2A peer, the MCP server: loaded on first request
-        ]
+        handlers += public_routes()
         self.handlers.extend(handlers)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:

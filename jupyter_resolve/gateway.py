@@ -1,7 +1,7 @@
 """The gateway: one object holding the services of a server (provider, runtime, runs, tools).
 
-Handlers reach it through ``settings["resolve"]``; it starts lazily so that a request, as well as
-the server's start hook, brings the runtime up. It imports no handler: the extension hands it
+Handlers reach its services through the server's settings (:meth:`Gateway.web_settings`); it
+starts lazily so that a request, as well as the server's start hook, brings the runtime up. It imports no handler: the extension hands it
 the routes of its internal listener (:meth:`Gateway.route_internal`).
 """
 
@@ -85,6 +85,30 @@ class Gateway:
         self._cull_task: asyncio.Task[None] | None = None
         self._toolset: ToolSet | None = None
         self._toolset_key: tuple[Any, ...] = ()
+
+    def web_settings(self) -> dict[str, Any]:
+        """The services the handlers use, by name in the server's settings (as jupyter_server
+        keeps ``kernel_manager``): each service's handlers read what they need
+        (``handlers/base.py``'s :meth:`~ResolveHandler.service`). The provider and the artifact
+        store are read when asked: a test may swap the one, the other is built on first use."""
+        return {
+            "resolve": self,
+            "resolve_gateway": self,
+            "resolve_config": self.config,
+            "resolve_start": self.start,
+            "resolve_state_dir": self.state_dir,
+            "resolve_runs": self.runs,
+            "resolve_tasks": self.tasks,
+            "resolve_transcripts": self.transcripts,
+            "resolve_souls": self.souls,
+            "resolve_agents": self.acp,
+            "resolve_user_kernels": self.user_kernels,
+            "resolve_launcher": self,  # runs/handlers.py's Launcher
+            "resolve_notebook": self,  # notebook/tools.py's NotebookHost
+            "resolve_host": self,  # what the peer and the MCP server's tools need
+            "resolve_provider": lambda: self.provider,
+            "resolve_artifacts": lambda: self.artifacts,
+        }
 
     @functools.cached_property
     def artifacts(self) -> Artifacts:

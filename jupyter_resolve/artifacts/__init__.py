@@ -7,9 +7,34 @@ manifests, index) → ``service`` (promotion, for the REST API and the agent too
 
 from __future__ import annotations
 
-from .records import AgentOrigin, ArtifactManifest, PromoteRequest, Source, artifact_id
-from .service import Artifacts, Promoted
-from .store import ArtifactStore, Report
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .records import AgentOrigin, ArtifactManifest, PromoteRequest, Source, artifact_id
+    from .service import Artifacts, Promoted
+    from .store import ArtifactStore, Report
+
+# where each name lives: the package loads them on first use (its routes load at every start)
+_HOMES = {
+    "AgentOrigin": "records",
+    "ArtifactManifest": "records",
+    "PromoteRequest": "records",
+    "Source": "records",
+    "artifact_id": "records",
+    "Artifacts": "service",
+    "Promoted": "service",
+    "ArtifactStore": "store",
+    "Report": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "AgentOrigin",

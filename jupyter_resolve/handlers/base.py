@@ -1,4 +1,10 @@
-"""What every public handler shares: the gateway, body parsing, JSON errors, SSE streaming."""
+"""What every public handler shares: authentication and authorization, body parsing, JSON
+errors, SSE streaming, and reaching the services the extension put in the server's settings.
+
+Plumbing only: each service's handlers live beside it (``runs/handlers.py``,
+``artifacts/handlers.py``...), as jupyter_server keeps ``services/<name>/handlers.py`` beside its
+manager, and read the services they use from the settings by name (:meth:`service`).
+"""
 
 from __future__ import annotations
 
@@ -19,11 +25,8 @@ from tornado import web
 from ..contracts.errors import BadRequest, ResolveError, TooDeep
 from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.safejson import loads
-from ..gateway import Gateway
-from ..runs.run import Run
-from ..runs.stream import EventStream
 from .errors import is_answer, raised, write_resolve_error
-from .live import LiveEvents
+from .live import EventSource, LiveEvents
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 MethodT = TypeVar("MethodT", bound=Callable[..., Any])
@@ -107,9 +110,15 @@ class ResolveHandler(APIHandler):
         return super().authorizer
 
     async def allowed(self, action: str, resource: str) -> bool:
-        """Whether the Authorizer lets the current user do ``action`` on ``resource``."""
-        user = self.current_user
-        return bool(await ensure_async(self.authorizer.is_authorized(self, user, action, resource)))
+        """Whether the Authorizer lets the current user do ``action`` on ``resource``: asked
+        once per request (a chat's attachments and its run's permissions both need contents
+        read; an Authorizer may be a round trip to JupyterHub)."""
+        answers: dict[tuple[str, str], bool] = self.__dict__.setdefault("_resolve_allowed", {})
+        if (action, resource) not in answers:
+            user = self.current_user
+            asked = self.authorizer.is_authorized(self, user, action, resource)
+            answers[(action, resource)] = bool(await ensure_async(asked))
+        return answers[(action, resource)]
 
     async def run_permissions(self) -> RunPermissions:
         """What a run this request starts may do beyond ``resolve``: the Authorizer's answers
@@ -130,10 +139,21 @@ class ResolveHandler(APIHandler):
                 403, log_message=f"User is not authorized to {action} on resource: {resource}."
             )
 
+    def service(self, name: str) -> Any:
+        """The service the extension put in the settings as ``resolve_<name>`` (see
+        ``Gateway.web_settings``); the handlers' typed properties read them through here."""
+        return self.settings[f"resolve_{name}"]
+
+    async def ensure_started(self) -> None:
+        """Bring the gateway up (its internal listener, the runtime): a request as well as the
+        server's start hook may be first."""
+        await self.service("start")()
+
     @property
-    def gateway(self) -> Gateway:
-        gateway: Gateway = self.settings["resolve"]
-        return gateway
+    def keepalive(self) -> float | None:
+        """How often a quiet stream gets a keepalive comment (``c.Resolve.keepalive_interval``)."""
+        interval: float | None = self.service("config").keepalive_interval
+        return interval
 
     def note_decider(self, run_id: str, key: str) -> None:
         """The current user decides ``key`` (a tool call, a proposal) of ``run_id``: the audit
@@ -153,6 +173,22 @@ class ResolveHandler(APIHandler):
             return model.model_validate(raw)
         except ValidationError as exc:
             raise BadRequest(validation_message(exc)) from exc
+
+    def resume_after(self) -> int:
+        """Where a client reattaching to a stream resumes: ``Last-Event-ID``, else ``?after=``
+        (0: from the start); a 400 for anything but a whole number from 0."""
+        value = self.request.headers.get("Last-Event-ID")
+        if value is None:
+            value = self.get_query_argument("after", None)
+        if value is None or value == "":
+            return 0
+        try:
+            after = int(value)
+        except ValueError as exc:
+            raise BadRequest(f"Last-Event-ID/after: not a whole number: {value!r}") from exc
+        if after < 0:
+            raise BadRequest("Last-Event-ID/after: must not be negative")
+        return after
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """A :class:`ResolveError` a handler raised: ``{"error": {"code", "message"}}`` with its
@@ -176,11 +212,11 @@ class ResolveHandler(APIHandler):
     def answer(self, body: Any) -> None:
         self.finish(json.dumps(body))
 
-    async def stream_run(self, run: Run, after: int = 0) -> None:
+    async def stream_run(self, run: EventSource, run_id: str, after: int = 0) -> None:
         """Stream a run's events from ``after`` as SSE; a client going away leaves the run be."""
-        self.set_header("X-Resolve-Run-Id", run.run_id)
+        self.set_header("X-Resolve-Run-Id", run_id)
         await self.stream_events(run, after)
 
-    async def stream_events(self, run: EventStream, after: int = 0) -> None:
+    async def stream_events(self, source: EventSource, after: int = 0) -> None:
         """Stream a run's or a task's events from ``after`` as SSE (:class:`LiveEvents`)."""
-        await LiveEvents(self, run, after).run(self.gateway.config.keepalive_interval)
+        await LiveEvents(self, source, after).run(self.keepalive)

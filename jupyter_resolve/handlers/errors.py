@@ -9,7 +9,7 @@ from typing import Any
 
 from tornado import web
 
-from ..contracts.errors import ResolveError
+from ..contracts.errors import ResolveError, TooManyRequests
 
 
 def raised(kwargs: dict[str, Any]) -> BaseException | None:
@@ -21,6 +21,8 @@ def raised(kwargs: dict[str, Any]) -> BaseException | None:
 def write_resolve_error(handler: web.RequestHandler, exc: ResolveError) -> None:
     """Answer ``exc`` as JSON with its status."""
     handler.set_status(exc.status)
+    if isinstance(exc, TooManyRequests):
+        handler.set_header("Retry-After", str(exc.retry_after))
     handler.set_header("Content-Type", "application/json")
     handler.finish(json.dumps(exc.to_json()))
 

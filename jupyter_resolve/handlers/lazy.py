@@ -1,56 +1,25 @@
 """Routes whose handler module loads on its first request (issue 21: the extension's load).
 
-Tornado needs a handler class when a route is added; the artifact store, the A2A peer endpoints
-and the MCP server pull in modules (pydantic models, JSON-RPC, signing, the MCP tool schemas)
-that most servers never use, or not soon. A
-route here names its handler by module and class; the stand-in class added to the server
-imports that module on the first request and builds the real handler, which then does all the
-work (authentication, ``@authorized``, XSRF checks are on it, unchanged).
+Tornado needs a handler class when a route is added; the artifact store, the A2A peer endpoints,
+the MCP server, external agents and inline completion pull in modules (pydantic models,
+JSON-RPC, signing, the MCP tool schemas) that most servers never use, or not soon. Such a
+service keeps its route table in a light ``routes.py`` beside its ``handlers.py``: each route
+names its handler class, and the stand-in class added to the server imports ``handlers.py`` on
+the first request and builds the real handler, which then does all the work (authentication,
+``@authorized``, XSRF checks are on it, unchanged).
 
 The stand-in defines no HTTP method, so jupyter_server's start-up check of undecorated methods
 has nothing to inspect on it; the real classes are checked by ``tests/.../test_contracts.py``.
-A test keeps :data:`LAZY_ROUTES` equal to the modules' own ``routes``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
+from types import ModuleType
 from typing import Any
 
 from tornado import web
-
-# module → [(pattern, class name)], the same as that module's ``routes``
-LAZY_ROUTES: dict[str, list[tuple[str, str]]] = {
-    "jupyter_resolve.handlers.artifacts": [
-        (r"/resolve/api/artifacts", "ArtifactsHandler"),
-        (r"/resolve/api/artifacts/(?P<art_id>[^/]+)", "ArtifactHandler"),
-        (r"/resolve/api/artifacts/(?P<art_id>[^/]+)/content", "ArtifactContentHandler"),
-    ],
-    "jupyter_resolve.handlers.peer": [
-        (r"/resolve/\.well-known/agent-card\.json", "AgentCardHandler"),
-        ("/resolve/peer/a2a", "JsonRpcHandler"),
-        ("/resolve/peer/invoke", "InvokeHandler"),
-    ],
-    "jupyter_resolve.handlers.completion": [
-        (r"/resolve/api/completion", "CompletionHandler"),
-        (r"/resolve/api/completion/usage", "CompletionUsageHandler"),
-    ],
-    "jupyter_resolve.handlers.agents": [
-        (r"/resolve/api/agents", "AgentsHandler"),
-    ],
-    "jupyter_resolve.handlers.mcp": [
-        (r"/resolve/mcp", "McpHandler"),
-        (r"/resolve/api/mcp-tokens", "McpTokensHandler"),
-        (r"/resolve/api/mcp-tokens/(?P<token_id>[^/]+)", "McpTokenHandler"),
-    ],
-}
-
-STREAMED_BODY = frozenset(
-    ("jupyter_resolve.handlers.peer", name) for name in ("JsonRpcHandler", "InvokeHandler")
-)
-"""The handlers marked ``@web.stream_request_body``: tornado asks the stand-in (the class in the
-route) whether to stream the body, so the stand-in carries the mark too (a test keeps them
-equal)."""
 
 
 class LazyHandler(web.RequestHandler):
@@ -72,16 +41,19 @@ class LazyHandler(web.RequestHandler):
         return cls.target()(application, request, **kwargs)
 
 
-def lazy_handler(module: str, name: str) -> type[LazyHandler]:
-    streamed = (module, name) in STREAMED_BODY
+def lazy_handler(module: str, name: str, streamed: bool = False) -> type[LazyHandler]:
+    """A stand-in for ``module.name``; ``streamed``: the handler streams its request body."""
     namespace = {"target_module": module, "target_name": name, "_stream_request_body": streamed}
     return type(name, (LazyHandler,), namespace)
 
 
-def lazy_routes() -> list[tuple[str, Any]]:
-    """Every route of :data:`LAZY_ROUTES`, each with its stand-in."""
-    return [
-        (pattern, lazy_handler(module, name))
-        for module, routes in LAZY_ROUTES.items()
-        for pattern, name in routes
-    ]
+def lazy_routes(tables: Iterable[ModuleType]) -> list[tuple[str, Any]]:
+    """Every route of the route tables (``routes.py`` modules: ``HANDLERS``, the handlers'
+    module; ``routes``, ``(pattern, class name)``; ``STREAMED_BODY``, the names of those that
+    stream their body), each with its stand-in."""
+    found: list[tuple[str, Any]] = []
+    for table in tables:
+        streamed: frozenset[str] = getattr(table, "STREAMED_BODY", frozenset())
+        for pattern, name in table.routes:
+            found.append((pattern, lazy_handler(table.HANDLERS, name, name in streamed)))
+    return found

@@ -14,23 +14,38 @@ up from the run's event list instead, one flushed batch at a time, as it did bef
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Protocol
 
 from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..contracts.bodies import Event
 from ..contracts.sse import KEEPALIVE, format_event
-from ..runs.stream import EventStream
 from .streaming import SSEWriter
 
 LAG_BYTES = 4 * 1024 * 1024
 
 
+class EventSource(Protocol):
+    """What a stream reads of a run or a task (``runs/stream.py``'s ``EventStream``)."""
+
+    events: list[Event]
+
+    @property
+    def closed(self) -> bool: ...
+
+    def payload(self, event: Event) -> str: ...
+
+    def subscribe(self, sink: Callable[[Sequence[Event]], bool]) -> Callable[[], None]: ...
+
+    def watch(self, after: int = 0, idle: float | None = None) -> AsyncIterator[Event | None]: ...
+
+
 class LiveEvents:
     """Writes ``stream``'s events after ``after`` to ``handler`` until the final one."""
 
-    def __init__(self, handler: web.RequestHandler, stream: EventStream, after: int) -> None:
+    def __init__(self, handler: web.RequestHandler, stream: EventSource, after: int) -> None:
         self.handler = handler
         self.stream = stream
         self.sse = SSEWriter(handler)

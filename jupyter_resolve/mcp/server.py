@@ -1,5 +1,5 @@
 """The MCP server's protocol: JSON-RPC messages, sessions and methods (streamable HTTP, the
-2025 revisions; the handler in handlers/mcp.py carries it over HTTP).
+2025 revisions; the handler in mcp/handlers.py carries it over HTTP).
 
 A client sends ``initialize`` and gets a session (the ``Mcp-Session-Id`` header, an unguessable
 id); every later request names it, and is authenticated and authorized on its own (a Jupyter

@@ -3,7 +3,7 @@
 A token is accepted only on ``<base_url>resolve/mcp``. Its holder may speak MCP, ``ask`` and
 propose cells, and read notebooks; it may not write files, run code in a user's kernel, or
 decide a proposal: proposals made with it wait for a person in JupyterLab (:data:`GRANTS`;
-``handlers/mcp.py`` applies them). The store, ``.resolve/mcp-tokens.json`` (mode 0600), keeps each
+``mcp/handlers.py`` applies them). The store, ``.resolve/mcp-tokens.json`` (mode 0600), keeps each
 token's id, name, creation time and SHA-256 digest, never the token: a token is shown once, when
 it is made, and revoked by id.
 """

@@ -26,9 +26,9 @@ from tornado.web import HTTPError
 from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.pathargs import check_path_text
 from ..kernel_gateway import gateway_client, is_gateway_kernel, refreshed_state
+from ..rooms import cell_source as shared_cell_source
+from ..rooms import live_notebook
 from . import inspector
-from .rooms import cell_source as shared_cell_source
-from .rooms import live_notebook
 
 INSPECTOR_SOURCE = Path(inspector.__file__).read_text(encoding="utf-8")
 MAX_ANSWER_CHARS = 1_000_000  # an inspector answer larger than this is refused

@@ -30,12 +30,12 @@ from typing import Any, Literal
 from ..contracts.bodies import ToolResult
 from ..contracts.errors import BadRequest, Conflict, NotFound
 from ..contracts.notebook import ProposalDecisionRequest, ProposalOutcome, ProposedCell
+from ..rooms import source_digest
 from ..runs.manager import new_id
 from ..runs.run import Run
 from ..scratch.kernels import Execution
 from ..tools.kernel import python_result
 from .kernels import CellRun
-from .rooms import source_digest
 
 MAX_KEPT = 4096  # decided proposals remembered (for a 409 rather than a 404)
 

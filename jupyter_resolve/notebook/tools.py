@@ -31,12 +31,12 @@ from ..contracts.notebook import (
     ProposeArguments,
     decision_text,
 )
+from ..rooms import source_digest
 from ..runs.manager import RunManager
 from ..scratch.pool import ScratchKernels
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from .kernels import UserKernels
 from .proposals import Proposal, Proposals, check_target, outputs_text, released
-from .rooms import source_digest
 
 
 class NotebookHost(Protocol):

@@ -18,15 +18,6 @@ from typing import Any
 from .catalogue import SoulEntry, cut, public_text
 from .grants import soul_needs, usable_souls
 
-CARD_PATH = "resolve/.well-known/agent-card.json"
-"""Where the card is served, under the server's base_url."""
-
-JSONRPC_PATH = "resolve/peer/a2a"
-"""The JSON-RPC interface the card names, under the server's base_url."""
-
-INVOKE_PATH = "resolve/peer/invoke"
-"""The signed ``{tool, arguments}`` endpoint, under the server's base_url."""
-
 DESCRIPTION = (
     "A research workbench inside Jupyter: a multi-role agent that plans, runs Python in a "
     "scratch kernel of its own, reads files and answers in text. Send it a task as a message; "

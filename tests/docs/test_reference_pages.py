@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_resolve.contracts.bodies import EVENT_TYPES
-from jupyter_resolve.handlers import api, facade, facade_base
-from jupyter_resolve.handlers.lazy import LAZY_ROUTES
+from jupyter_resolve.facade import handlers as facade_handlers
+from jupyter_resolve.routes import public_routes as served_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -34,9 +34,8 @@ def documented_paths(text: str) -> set[str]:
 
 
 def public_routes() -> list[str]:
-    catch_all = {pattern for pattern, _ in facade_base.catch_all}
-    patterns = [p for p, _ in [*api.routes, *facade.routes] if p not in catch_all]
-    patterns += [p for routes in LAZY_ROUTES.values() for p, _ in routes]
+    catch_all = {pattern for pattern, _ in facade_handlers.catch_all}
+    patterns = [p for p, _ in served_routes() if p not in catch_all]
     return sorted({template(p) for p in patterns})
 
 

@@ -17,8 +17,10 @@ The layers, lowest first; a layer imports only the ones below it:
   never the gateway;
 - ``wiring`` (the services built and handed to each other), then ``gateway`` (them behind one
   object);
-- ``handlers``, then ``extension``; ``cli`` and ``magics`` (which reads the notebook's
-  inspector) stand apart.
+- every service's handlers (``runs/handlers.py``, ``artifacts/handlers.py``... and
+  ``gateway_handlers``) as one layer, whatever folder they sit in, on the shared plumbing of
+  ``handlers/`` (which imports only ``contracts`` and ``config``); then ``extension``; ``cli``
+  and ``magics`` (which reads the notebook's inspector) stand apart.
 """
 
 from __future__ import annotations
@@ -121,9 +123,25 @@ def test_no_import_cycle() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+WEB = "jupyter_resolve.<web>"
+"""The layer of every service's handlers: beside their service on disk (``runs/handlers.py``,
+as jupyter_server keeps ``services/kernels/handlers.py``), above every service in the imports."""
+
+
+def is_handler_module(module: str) -> bool:
+    """A module of handlers: ``<service>/handlers.py``, or the gateway's own (the hub service,
+    a process of its own, keeps its handlers in its own unit)."""
+    if module.startswith("jupyter_resolve.hub"):
+        return False
+    return module.endswith(".handlers") or module == "jupyter_resolve.gateway_handlers"
+
+
 def unit_of(module: str) -> str:
     """The subpackage or top-level module ``module`` belongs to (``jupyter_resolve.runs``,
-    ``jupyter_resolve.gateway``); the package's own ``__init__`` is ``jupyter_resolve``."""
+    ``jupyter_resolve.gateway``), or :data:`WEB` for a handlers module; the package's own
+    ``__init__`` is ``jupyter_resolve``."""
+    if is_handler_module(module) and module != "jupyter_resolve.handlers":
+        return WEB
     return ".".join(module.split(".")[:2])
 
 
@@ -171,15 +189,31 @@ def test_no_function_over_80_lines() -> None:
 
 
 def test_services_import_no_handler() -> None:
-    """Only the extension (which wires routes) and the handlers themselves import a handler."""
+    """Only the extension (which wires routes) and handlers import a handlers module or the
+    handlers' shared plumbing (``handlers/``)."""
+    plumbing = "jupyter_resolve.handlers"
     wrong = sorted(
         f"{name} imports {dep}"
         for name, deps in package_graph().items()
-        if not name.startswith("jupyter_resolve.handlers") and name != "jupyter_resolve.extension"
+        if unit_of(name) not in (WEB, plumbing)
+        and name not in ("jupyter_resolve.extension", "jupyter_resolve.routes")
         for dep in deps
-        if dep.startswith("jupyter_resolve.handlers")
+        if unit_of(dep) in (WEB, plumbing)
     )
     assert wrong == []
+
+
+def test_handlers_live_beside_their_services() -> None:
+    """``handlers/`` holds only what every handler shares (issue 45.3): no route of a service
+    is declared there (the disabled extension's answers aside)."""
+    declared = sorted(
+        name
+        for name, path in modules().items()
+        if name.startswith("jupyter_resolve.handlers.")
+        and name != "jupyter_resolve.handlers.disabled"
+        and "\nroutes" in "\n" + path.read_text(encoding="utf-8")
+    )
+    assert declared == []
 
 
 def test_no_module_over_400_lines() -> None:

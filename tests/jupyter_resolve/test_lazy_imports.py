@@ -12,19 +12,32 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jupyter_resolve.handlers.lazy import LAZY_ROUTES, LazyHandler, lazy_routes
+from jupyter_resolve.acp import routes as acp_routes
+from jupyter_resolve.artifacts import routes as artifacts_routes
+from jupyter_resolve.completion import routes as completion_routes
+from jupyter_resolve.handlers.lazy import LazyHandler, lazy_routes
+from jupyter_resolve.mcp import routes as mcp_routes
+from jupyter_resolve.peer import routes as peer_routes
 
 REPO = Path(__file__).resolve().parents[2]
 
 # loaded at start: the handlers of every other route, the gateway and the configured provider
 DEFERRED = (
-    "jupyter_resolve.artifacts",
-    "jupyter_resolve.handlers.artifacts",
-    "jupyter_resolve.handlers.mcp",
-    "jupyter_resolve.handlers.peer",
+    "jupyter_resolve.artifacts.handlers",
+    "jupyter_resolve.artifacts.records",
+    "jupyter_resolve.artifacts.service",
+    "jupyter_resolve.artifacts.store",
+    "jupyter_resolve.acp.handlers",
+    "jupyter_resolve.completion.handlers",
+    "jupyter_resolve.completion.service",
+    "jupyter_resolve.mcp.handlers",
     "jupyter_resolve.mcp.server",
     "jupyter_resolve.mcp.tools",
-    "jupyter_resolve.peer",
+    "jupyter_resolve.peer.card",
+    "jupyter_resolve.peer.handlers",
+    "jupyter_resolve.peer.jsonrpc",
+    "jupyter_resolve.peer.service",
+    "jupyter_resolve.peer.signing",
     "jupyter_resolve.providers.anthropic",
     "jupyter_resolve.providers.scripted",
 )
@@ -82,17 +95,20 @@ def test_an_initialized_server_defers_what_it_does_not_use(tmp_path: Path) -> No
     # the extension did load: its gateway, the routes it serves at once, the provider
     assert {
         "jupyter_resolve.gateway",
-        "jupyter_resolve.handlers.api",
+        "jupyter_resolve.runs.handlers",
         "jupyter_resolve.providers.openai",
     } <= loaded
     assert sorted(m for m in loaded if m.startswith(DEFERRED)) == []
 
 
-def test_lazy_routes_are_the_modules_own_routes() -> None:
-    for module_name, table in LAZY_ROUTES.items():
-        module = importlib.import_module(module_name)
-        assert [(p, h.__name__) for p, h, *_ in module.routes] == table, module_name
-    for _, stand_in in lazy_routes():
+TABLES = [artifacts_routes, peer_routes, completion_routes, acp_routes, mcp_routes]
+
+
+def test_every_lazy_route_names_a_handler_of_its_module() -> None:
+    for table in TABLES:
+        module = importlib.import_module(table.HANDLERS)
+        assert not hasattr(module, "routes"), f"{table.HANDLERS}: its routes are in routes.py"
+    for _, stand_in in lazy_routes(TABLES):
         assert issubclass(stand_in, LazyHandler)
         real = stand_in.target()
         assert real.__module__ == stand_in.target_module

@@ -218,7 +218,7 @@ def test_internal_guard_refuses_non_loopback_peers() -> None:
     from tornado.httputil import HTTPHeaders, HTTPServerRequest
     from tornado.web import Application, HTTPError
 
-    from jupyter_resolve.handlers.internal import InternalHandler
+    from jupyter_resolve.runtime.handlers import InternalHandler
 
     gateway = Mock(runtime_token="t0k3n")
     for peer, token, status in [
@@ -235,7 +235,7 @@ def test_internal_guard_refuses_non_loopback_peers() -> None:
             body=b"{}",
         )
         request.remote_ip = peer
-        handler = InternalHandler(Application(), request, gateway=gateway)
+        handler = InternalHandler(Application(), request, host=gateway)
         try:
             handler.prepare()
         except HTTPError as exc:

@@ -103,7 +103,8 @@ def test_a_big_unsigned_body_is_refused_without_being_held(
 
 def test_the_lazy_stand_ins_stream_the_bodies_their_handlers_stream() -> None:
     from jupyter_resolve.handlers.lazy import lazy_routes
+    from jupyter_resolve.peer import routes
 
-    for _pattern, stand_in in lazy_routes():
+    for _pattern, stand_in in lazy_routes([routes]):
         real = stand_in.target()
         assert stand_in._stream_request_body == real._stream_request_body, real

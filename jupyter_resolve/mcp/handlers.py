@@ -25,7 +25,11 @@ from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import RpcError
 from ..contracts.ids import check_id
-from ..mcp.server import (
+from ..handlers.base import ResolveHandler, authorized
+from ..handlers.streaming import SSEWriter
+from ..runs.handlers import Launcher
+from ..runs.manager import RunManager
+from .server import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PROTOCOL_VERSIONS,
@@ -37,10 +41,8 @@ from ..mcp.server import (
     progress_notification,
     result,
 )
-from ..mcp.tokens import GRANTS, USER_PREFIX, CreateToken, TokenStore, listing
-from ..mcp.tools import WorkbenchTools
-from .base import ResolveHandler, authorized
-from .streaming import SSEWriter
+from .tokens import GRANTS, USER_PREFIX, CreateToken, TokenStore, listing
+from .tools import WorkbenchTools
 
 SESSION_HEADER = "Mcp-Session-Id"
 
@@ -55,7 +57,7 @@ class ScopedAuthorizer(Authorizer):
 def token_store(handler: ResolveHandler) -> TokenStore:
     store: TokenStore | None = handler.settings.get("resolve_mcp_tokens")
     if store is None:
-        store = handler.settings["resolve_mcp_tokens"] = TokenStore(handler.gateway.state_dir)
+        store = handler.settings["resolve_mcp_tokens"] = TokenStore(handler.service("state_dir"))
     return store
 
 
@@ -96,7 +98,7 @@ class McpHandler(ResolveHandler):
     def mcp(self) -> McpServer:
         server: McpServer | None = self.settings.get("resolve_mcp")
         if server is None:
-            server = self.settings["resolve_mcp"] = McpServer(WorkbenchTools(self.gateway))
+            server = self.settings["resolve_mcp"] = McpServer(WorkbenchTools(self.service("host")))
         return server
 
     def user_name(self) -> str:
@@ -158,9 +160,11 @@ class McpHandler(ResolveHandler):
             return
         run_id = session.runs.get(message.params.get("requestId"))  # type: ignore[arg-type]
         if run_id is not None:
-            run = self.gateway.runs.runs.get(run_id)
+            runs: RunManager = self.service("runs")
+            run = runs.held(run_id)
             if run is not None and not run.completed:
-                await self.gateway.cancel_run(run_id)
+                launcher: Launcher = self.service("launcher")
+                await launcher.cancel_run(run_id)
 
     async def stream_call(self, session: Session, message: Message) -> None:
         """Answer a ``tools/call`` as an event stream: progress, keep-alives, the response. A
@@ -255,10 +259,3 @@ class McpTokenHandler(McpTokensHandler):
         token_store(self).revoke(check_id("token_id", token_id))
         self.set_status(204)
         self.finish()
-
-
-routes: list[tuple[str, Any]] = [
-    (r"/resolve/mcp", McpHandler),
-    (r"/resolve/api/mcp-tokens", McpTokensHandler),
-    (r"/resolve/api/mcp-tokens/(?P<token_id>[^/]+)", McpTokenHandler),
-]

@@ -19,13 +19,13 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import RpcError, SignatureError
-from ..peer import jsonrpc, streams
-from ..peer.card import CARD_PATH, INVOKE_PATH, JSONRPC_PATH
-from ..peer.grants import JUPYTER_OWNER, TOKEN_OWNER
-from ..peer.service import PeerService
-from ..peer.signing import HEADER_PEER, Target, is_signed
-from .base import ResolveHandler, authorized
-from .streaming import SSEWriter
+from ..handlers.base import ResolveHandler, authorized
+from ..handlers.streaming import SSEWriter
+from . import jsonrpc, streams
+from .grants import JUPYTER_OWNER, TOKEN_OWNER
+from .routes import JSONRPC_PATH
+from .service import PeerService
+from .signing import HEADER_PEER, Target, is_signed
 
 MAX_BODY = 1024 * 1024
 """Largest peer request body. The handlers stream the body in (``@web.stream_request_body``)
@@ -82,7 +82,7 @@ class PeerHandler(ResolveHandler):
     def peers(self) -> PeerService:
         service: PeerService | None = self.settings.get("resolve_peer")
         if service is None:
-            service = self.settings["resolve_peer"] = PeerService(self.gateway)
+            service = self.settings["resolve_peer"] = PeerService(self.service("host"))
         return service
 
     def check_xsrf_cookie(self) -> None:
@@ -228,7 +228,7 @@ class JsonRpcHandler(PeerHandler):
         """Each response a ``data:`` frame; keep-alive comments while the run is quiet."""
         sse = SSEWriter(self)
         sse.start()
-        idle = self.gateway.config.keepalive_interval
+        idle = self.keepalive
         try:
             await self.flush()
             async for frame in streams.frames(self.peers.jobs, owner, call, idle=idle):
@@ -256,10 +256,3 @@ class JsonRpcHandler(PeerHandler):
         owner = self.owner()
         self.peers.jobs.user_permissions[owner] = await self.run_permissions()  # DESIGN 10.1
         await self.respond(owner, call)
-
-
-routes: list[tuple[str, Any]] = [
-    ("/" + CARD_PATH.replace(".", r"\."), AgentCardHandler),
-    ("/" + JSONRPC_PATH, JsonRpcHandler),
-    ("/" + INVOKE_PATH, InvokeHandler),
-]

@@ -2,80 +2,27 @@
 10.3). Not a run (no log, no agent); the key, the model lock and usage accounting apply.
 
 A newer request for the same (user, cell) cancels the older one, and a client that goes away
-cancels its own: the task awaiting the provider is cancelled, which closes its connection."""
+cancels its own: the task awaiting the provider is cancelled, which closes its connection. One
+person has at most ``c.Resolve.completion_max_concurrent`` requests in flight (429
+``too_many_completions`` beyond, with ``Retry-After``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any
 
 from tornado import web
 
+from ..config import Resolve
 from ..contracts.completion import CompletionRequest, bound, on_magic_line, style_for
 from ..contracts.errors import ResolveError
 from ..contracts.models import choose_model
-from ..contracts.prices import price_for
 from ..contracts.sse import format_event
+from ..handlers.base import ResolveHandler, authorized
+from ..providers.base import Provider
 from ..providers.completion import Completion, complete
 from ..providers.prices import load_prices
-from .base import ResolveHandler, authorized
-
-MAX_IN_FLIGHT = 1024
-MAX_USERS = 1024
-
-
-@dataclass
-class Usage:
-    """One user's completion usage since the server started (not runs: no run log)."""
-
-    requests: int = 0
-    cancelled: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-    def add(self, model: str, counts: dict[str, int], prices: dict[str, Any]) -> None:
-        self.requests += 1
-        prompt = counts.get("prompt_tokens", 0)
-        written = counts.get("completion_tokens", 0)
-        self.prompt_tokens += prompt
-        self.completion_tokens += written
-        price = price_for(model, prices)
-        if price is not None:
-            self.cost += (prompt * price.input + written * price.output) / 1_000_000
-
-
-@dataclass
-class CompletionState:
-    """The requests in flight per (user, cell) and the usage per user, both bounded."""
-
-    in_flight: OrderedDict[tuple[str, str], asyncio.Task[Any]] = field(default_factory=OrderedDict)
-    usage: OrderedDict[str, Usage] = field(default_factory=OrderedDict)
-    prices: dict[str, Any] | None = None
-
-    def start(self, key: tuple[str, str] | None, task: asyncio.Task[Any]) -> None:
-        if key is None:
-            return
-        older = self.in_flight.pop(key, None)
-        if older is not None and not older.done():
-            older.cancel()  # the newer request for this cell wins
-        self.in_flight[key] = task
-        while len(self.in_flight) > MAX_IN_FLIGHT:
-            self.in_flight.popitem(last=False)
-
-    def end(self, key: tuple[str, str] | None, task: asyncio.Task[Any]) -> None:
-        if key is not None and self.in_flight.get(key) is task:
-            del self.in_flight[key]
-
-    def of(self, user: str) -> Usage:
-        usage = self.usage.pop(user, None) or Usage()
-        self.usage[user] = usage  # the most recent last; the oldest user is dropped first
-        while len(self.usage) > MAX_USERS:
-            self.usage.popitem(last=False)
-        return usage
+from .service import CompletionState, Usage
 
 
 class Replaced(ResolveError):
@@ -85,19 +32,33 @@ class Replaced(ResolveError):
     code = "cancelled"
 
 
-class CompletionHandler(ResolveHandler):
-    """``{items: [{insertText}], model, ms}``, or with ``stream`` SSE ``completion.delta``
-    {text} then ``completion.done`` {model, ms, usage}."""
+class CompletionAPIHandler(ResolveHandler):
+    """Base: the settings, the provider and the completion state of this server."""
 
-    _task: asyncio.Task[Completion] | None = None
-    _seq = 0  # SSE frames sent
+    @property
+    def resolve_config(self) -> Resolve:
+        config: Resolve = self.service("config")
+        return config
+
+    @property
+    def provider(self) -> Provider:
+        provider: Provider = self.service("provider")()  # read now: a test may swap it
+        return provider
 
     @property
     def state(self) -> CompletionState:
         state: CompletionState = self.settings.setdefault("resolve_completion", CompletionState())
         if state.prices is None:
-            state.prices = load_prices(self.gateway.config.prices)
+            state.prices = load_prices(self.resolve_config.prices)
         return state
+
+
+class CompletionHandler(CompletionAPIHandler):
+    """``{items: [{insertText}], model, ms}``, or with ``stream`` SSE ``completion.delta``
+    {text} then ``completion.done`` {model, ms, usage}."""
+
+    _task: asyncio.Task[Completion] | None = None
+    _seq = 0  # SSE frames sent
 
     def user_name(self) -> str:
         user = self.current_user
@@ -108,7 +69,7 @@ class CompletionHandler(ResolveHandler):
     async def post(self) -> None:
         started = time.perf_counter()
         request = self.parse(CompletionRequest)
-        config = self.gateway.config
+        config = self.resolve_config
         configured = config.completion_model or config.resolved_model()
         model = choose_model(request.model or configured, config.allowed_models, configured)
         prefix, suffix = bound(
@@ -123,11 +84,12 @@ class CompletionHandler(ResolveHandler):
         user = self.user_name()
         key = (user, request.cell_id) if request.cell_id else None
         on_text = self._delta if request.stream else None
-        provider = self.gateway.provider
+        provider = self.provider
+        self.state.admit(user, key, config.completion_max_concurrent)  # 429 beyond the cap
         coro = complete(provider, style, model, prefix, suffix, request.language, on_text)
         task = asyncio.ensure_future(coro)
         self._task = task
-        self.state.start(key, task)
+        self.state.start(user, key, task)
         try:
             completion = await task
         except asyncio.CancelledError:
@@ -138,7 +100,7 @@ class CompletionHandler(ResolveHandler):
         except ResolveError as exc:
             return self._fail(exc)
         finally:
-            self.state.end(key, task)
+            self.state.end(user, key, task)
             self._task = None
         self.state.of(user).add(model, completion.usage, self.state.prices or {})
         items = [completion.text] if completion.text else []
@@ -184,20 +146,14 @@ class CompletionHandler(ResolveHandler):
         super().on_connection_close()
 
 
-class CompletionUsageHandler(ResolveHandler):
+class CompletionUsageHandler(CompletionAPIHandler):
     """``GET /resolve/api/completion/usage`` → the current user's completion usage."""
 
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        state: CompletionState = self.settings.setdefault("resolve_completion", CompletionState())
+        state = self.state
         user = self.current_user
         name = str(getattr(user, "username", None) or getattr(user, "name", None) or user)
         usage = state.usage.get(name) or Usage()
         self.answer({"user": name, **usage.__dict__, "cost": round(usage.cost, 6)})
-
-
-routes: list[tuple[str, Any]] = [
-    (r"/resolve/api/completion", CompletionHandler),
-    (r"/resolve/api/completion/usage", CompletionUsageHandler),
-]

@@ -1,4 +1,4 @@
-"""Internal endpoints for agent-httpd only: inference and tool calls.
+"""The runtime's calls back into the gateway, for agent-httpd only: inference and tool calls.
 
 Served on the gateway's own loopback listener; every request must come from loopback and carry
 the runtime's launch token. Nothing here is reachable through the Jupyter server's port.
@@ -20,13 +20,13 @@ from tornado.log import access_log
 
 from ..contracts.bodies import ToolCallRequest
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
+from ..handlers.errors import is_answer, raised, write_resolve_error
+from ..handlers.flushing import BurstFlusher
+from ..handlers.streaming import SSEWriter
 from ..providers.base import Provider
 from ..providers.reachability import ProviderHealth
 from ..providers.wire_names import chunk_from_wire, request_to_wire, stable_order
 from ..runs.manager import RunManager
-from .errors import is_answer, raised, write_resolve_error
-from .flushing import BurstFlusher
-from .streaming import SSEWriter
 
 
 class InternalHost(Protocol):
@@ -43,10 +43,10 @@ class InternalHost(Protocol):
 class InternalHandler(web.RequestHandler):
     """Base: loopback peers with the launch token only; JSON errors."""
 
-    gateway: InternalHost
+    host: InternalHost
 
-    def initialize(self, gateway: InternalHost) -> None:
-        self.gateway = gateway
+    def initialize(self, host: InternalHost) -> None:
+        self.host = host
 
     def prepare(self) -> None:
         peer = self.request.remote_ip or ""
@@ -57,7 +57,7 @@ class InternalHandler(web.RequestHandler):
         if not loopback:
             raise web.HTTPError(403, "internal endpoints answer loopback peers only")
         header = self.request.headers.get("Authorization", "")
-        expected = f"Bearer {self.gateway.runtime_token}"
+        expected = f"Bearer {self.host.runtime_token}"
         if not hmac.compare_digest(header.encode(), expected.encode()):
             raise web.HTTPError(401, "this endpoint needs the runtime's launch token")
 
@@ -95,7 +95,7 @@ class InferenceHandler(InternalHandler):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise BadRequest("messages: must be a list of chat messages")
         run_id = self.request.headers.get("X-Resolve-Run-Id")
-        runs = self.gateway.runs
+        runs = self.host.runs
         notes = runs.notes
         # the runtime rebuilds a tool-use turn without its thinking blocks: they go back on;
         # then the round is fitted to the run's window
@@ -104,7 +104,7 @@ class InferenceHandler(InternalHandler):
         body = stable_order(runs.fit_round(run_id, restored, size))
         body, names_back = request_to_wire(body)
         watch = notes.watch(run_id, str(body.get("model") or ""))
-        provider = self.gateway.provider
+        provider = self.host.provider
         stream = provider.relay(body, run_id)
         sse = SSEWriter(self)
         flusher = BurstFlusher(self)
@@ -120,10 +120,11 @@ class InferenceHandler(InternalHandler):
             sse.data("[DONE]")
             flusher.cancel()
             sse.finish()
-            self.gateway.provider_health.succeeded(provider)
+            self.host.provider_health.succeeded(provider)
         except ProviderError as exc:
             # logged with its reason; the runtime (so the run's one run.error) gets plain words
-            exc.plain = self.gateway.provider_health.failed(provider, exc, run_id)
+            exc.plain = self.host.provider_health.failed(provider, exc, run_id)
+            notes.failed(run_id, exc.code)  # the run's run.error carries the provider's code
             if not sse.started:
                 raise  # answered as JSON with the provider's status (write_error)
             sse.data(exc.to_json())
@@ -144,7 +145,7 @@ class ToolCallHandler(InternalHandler):
             request = ToolCallRequest.model_validate(self.json_body())
         except ValidationError as exc:
             raise BadRequest(_first_error(exc)) from exc
-        result = await self.gateway.runs.call_tool(request)
+        result = await self.host.runs.call_tool(request)
         self.set_header("Content-Type", "application/json")
         self.finish(result.model_dump_json())
 
@@ -168,9 +169,9 @@ def log_request(handler: web.RequestHandler) -> None:
 
 
 def internal_routes(
-    gateway: InternalHost,
+    host: InternalHost,
 ) -> list[tuple[str, type[web.RequestHandler], dict[str, Any]]]:
-    args = {"gateway": gateway}
+    args = {"host": host}
     return [
         (r"/resolve/internal/v1/chat/completions", InferenceHandler, args),
         (r"/resolve/internal/tools", ToolCallHandler, args),

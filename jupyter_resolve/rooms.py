@@ -16,7 +16,7 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..contracts.errors import BadRequest
+from .contracts.errors import BadRequest
 
 YDOC_EXTENSION = "jupyter_server_ydoc"
 log = logging.getLogger(__name__)

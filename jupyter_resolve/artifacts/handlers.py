@@ -9,20 +9,29 @@ from jupyter_core.utils import ensure_async
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..artifacts.media import normalize_media_type, served_as
-from ..artifacts.records import PromoteRequest
-from ..artifacts.service import Promoted
 from ..contracts.errors import BadMediaType, BadRequest
 from ..contracts.ids import check_id, optional_id
-from ..notebook.rooms import live_notebook, record_artifact_in_room
-from .base import ResolveHandler, authorized
+from ..handlers.base import ResolveHandler, authorized
+from ..rooms import live_notebook, record_artifact_in_room
+from .media import normalize_media_type, served_as
+from .records import PromoteRequest
+from .service import Artifacts, Promoted
 
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.
 CONTENT_CSP = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 CHUNK = 1 << 16
 
 
-class ArtifactsHandler(ResolveHandler):
+class ArtifactsAPIHandler(ResolveHandler):
+    """Base: the artifact store and its promotion, built on first use."""
+
+    @property
+    def artifacts(self) -> Artifacts:
+        artifacts: Artifacts = self.service("artifacts")()
+        return artifacts
+
+
+class ArtifactsHandler(ArtifactsAPIHandler):
     """``POST /resolve/api/artifacts`` (promote) and ``GET`` (list, filtered)."""
 
     @web.authenticated
@@ -34,7 +43,7 @@ class ArtifactsHandler(ResolveHandler):
         room = None
         if request.kind == "notebook" and request.notebook is not None:
             room = await live_notebook(self.serverapp, request.notebook)
-        promoted = self.gateway.artifacts.promote(
+        promoted = self.artifacts.promote(
             request,
             created_by=self._user_name(),
             by_name=self._display_name(),
@@ -56,7 +65,7 @@ class ArtifactsHandler(ResolveHandler):
                 media_type = normalize_media_type(media_type)
             except BadMediaType as exc:
                 raise BadRequest(f"media_type: {exc}") from exc
-        found = self.gateway.artifacts.store.find(
+        found = self.artifacts.store.find(
             notebook=self.get_query_argument("notebook", None) or None,
             media_type=media_type,
             run_id=optional_id("run", self.get_query_argument("run", None)),
@@ -112,17 +121,17 @@ class ArtifactsHandler(ResolveHandler):
             )
 
 
-class ArtifactHandler(ResolveHandler):
+class ArtifactHandler(ArtifactsAPIHandler):
     """``GET /resolve/api/artifacts/{id}`` → the manifest."""
 
     @web.authenticated
     @authorized("read")
     def get(self, art_id: str) -> None:
-        manifest = self.gateway.artifacts.store.get(check_id("art_id", art_id))
+        manifest = self.artifacts.store.get(check_id("art_id", art_id))
         self.answer(manifest.to_json())
 
 
-class ArtifactContentHandler(ResolveHandler):
+class ArtifactContentHandler(ArtifactsAPIHandler):
     """``GET /resolve/api/artifacts/{id}/content`` → the bytes, never live in the Jupyter origin:
     ``nosniff``, a sandbox CSP on everything, and inline only a few passive types (every HTML,
     XML or SVG type is an attachment, see :mod:`jupyter_resolve.artifacts.media`)."""
@@ -130,7 +139,7 @@ class ArtifactContentHandler(ResolveHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, art_id: str) -> None:
-        manifest, path = self.gateway.artifacts.store.content_path(check_id("art_id", art_id))
+        manifest, path = self.artifacts.store.content_path(check_id("art_id", art_id))
         content_type, disposition = served_as(manifest.media_type)
         self.set_header("Content-Type", content_type)
         self.set_header("X-Content-Type-Options", "nosniff")
@@ -147,12 +156,3 @@ class ArtifactContentHandler(ResolveHandler):
         except StreamClosedError:
             return
         self.finish(set_content_type=content_type)
-
-
-ART_ID = r"(?P<art_id>[^/]+)"  # any segment: a bad id is a 400 naming it (check_id)
-
-routes: list[tuple[str, Any]] = [
-    (r"/resolve/api/artifacts", ArtifactsHandler),
-    (rf"/resolve/api/artifacts/{ART_ID}", ArtifactHandler),
-    (rf"/resolve/api/artifacts/{ART_ID}/content", ArtifactContentHandler),
-]

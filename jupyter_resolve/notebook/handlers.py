@@ -7,18 +7,26 @@ Both reach the user's notebook and kernel: besides ``resolve`` they need ``conte
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from tornado import web
 
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id
 from ..contracts.notebook import ProposalDecisionRequest
-from ..notebook.tools import decide_proposal, proposal_view, variables_listing
-from .base import ResolveHandler, authorized
+from ..handlers.base import ResolveHandler, authorized
+from .tools import NotebookHost, decide_proposal, proposal_view, variables_listing
 
 
-class NotebookVariablesHandler(ResolveHandler):
+class NotebookHandler(ResolveHandler):
+    """Base: the services the notebook tools use."""
+
+    @property
+    def notebook(self) -> NotebookHost:
+        return cast("NotebookHost", self.service("notebook"))
+
+
+class NotebookVariablesHandler(NotebookHandler):
     """``GET /resolve/api/notebook/variables?path=NB``."""
 
     @web.authenticated
@@ -29,10 +37,10 @@ class NotebookVariablesHandler(ResolveHandler):
         path = self.get_query_argument("path", None)
         if not path:
             raise BadRequest("path: the notebook's path is needed (?path=...)")
-        self.answer(await variables_listing(self.gateway, path))
+        self.answer(await variables_listing(self.notebook, path))
 
 
-class ProposalDecisionHandler(ResolveHandler):
+class ProposalDecisionHandler(NotebookHandler):
     """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``
     ``{decision: accept|reject, run?, cells?, reason?, seen?: {cell_id, sha256}}``; ``GET``
     the proposal with its target's current source."""
@@ -43,7 +51,7 @@ class ProposalDecisionHandler(ResolveHandler):
         check_id("run_id", run_id)
         check_id("proposal_id", proposal_id)
         await self.require("read", "contents")
-        self.answer(await proposal_view(self.gateway, run_id, proposal_id))
+        self.answer(await proposal_view(self.notebook, run_id, proposal_id))
 
     @web.authenticated
     @authorized("execute")
@@ -54,7 +62,7 @@ class ProposalDecisionHandler(ResolveHandler):
         await self.require("execute", "kernels")
         body = self.parse(ProposalDecisionRequest)
         self.note_decider(run_id, proposal_id)
-        outcome = await decide_proposal(self.gateway, run_id, proposal_id, body)
+        outcome = await decide_proposal(self.notebook, run_id, proposal_id, body)
         self.answer(outcome.answer())
 
 
