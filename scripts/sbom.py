@@ -46,6 +46,11 @@ TOOLS = Path(sys.executable).parent  # the dist-tools venv's bin/
 CYCLONEDX_NPM = TOOLS.parent / "node" / "node_modules" / ".bin" / "cyclonedx-npm"
 BUNDLED = REPO / "jupyter_resolve" / "labextension" / "static" / "third-party-licenses.json"
 SBOM_NAME = "jupyter-resolve.cdx.json"
+CACHE = REPO / "native" / "build" / "sbom"
+INSTALLED = (
+    "import importlib.metadata as m; "
+    "print(sorted(f'{d.metadata[\"Name\"]}=={d.version}' for d in m.distributions()))"
+)
 OUR_LICENSE = [{"license": {"id": "BSD-3-Clause", "acknowledgement": "declared"}}]
 Json = dict[str, Any]
 
@@ -90,14 +95,32 @@ print(json.dumps(found))
 """
 
 
-def python_part(python: str) -> tuple[list[Json], list[Json], list[str], list[Json]]:
-    """Components, dependencies, the root's direct refs and the tools, of the wheel's Python
-    requirements as resolved in ``python``'s environment."""
+def environment_bom(python: str) -> Json:
+    """``cyclonedx-py environment`` of ``python``; kept while its distributions stay the same,
+    so the second wheel of `make dist` does not scan the same environment again."""
+    listing = subprocess.run(
+        [python, "-c", INSTALLED], capture_output=True, text=True, check=True
+    ).stdout
+    pyproject = (REPO / "pyproject.toml").read_text()
+    key = hashlib.sha256(f"{python}\n{listing}\n{pyproject}".encode()).hexdigest()[:16]
+    cached = CACHE / f"python-{key}.cdx.json"
+    if cached.exists():
+        bom: Json = json.loads(cached.read_text())
+        return bom
     bom = tool_bom(
         [str(TOOLS / "cyclonedx-py"), "environment", "--pyproject", "pyproject.toml",
          "--mc-type", "library", "--sv", SPEC, "--output-reproducible", "-o", "-", python],
         REPO,
     )  # fmt: skip
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(bom))
+    return bom
+
+
+def python_part(python: str) -> tuple[list[Json], list[Json], list[str], list[Json]]:
+    """Components, dependencies, the root's direct refs and the tools, of the wheel's Python
+    requirements as resolved in ``python``'s environment."""
+    bom = environment_bom(python)
     requirements = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     reached = json.loads(
         subprocess.run(

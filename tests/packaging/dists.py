@@ -16,6 +16,9 @@ REPO = Path(__file__).resolve().parents[2]
 ARCHES = ("x86_64", "aarch64")
 HOST_ARCH = os.uname().machine
 DIST_TOOLS = REPO / ".venv" / "dist-tools" / "bin"
+# The CycloneDX tools (`make setup`): with them, each release wheel carries its SBOM
+SBOM_TOOLS = REPO / ".venv" / "dist-tools"
+SBOM_STAMP = SBOM_TOOLS / ".sbom-stamp"
 # What a source build runs besides Python: make and the C toolchain. No node, no npm.
 BUILD_TOOLS = ("make", "sh", "mkdir", "uname", "as", "ld")
 COMPILERS = ("cc", "gcc")
@@ -29,11 +32,14 @@ class Dists:
 
 
 def build_dists(folder: Path) -> Dists:
-    """The sdist, then one release wheel per architecture, with the dev venv's hatchling."""
+    """The sdist, then one release wheel per architecture, with the dev venv's hatchling (and
+    its SBOM, where the CycloneDX tools are), as `make dist` builds them."""
     hatchling = [sys.executable, "-m", "hatchling", "build", "-d", str(folder)]
     subprocess.run([*hatchling, "-t", "sdist"], cwd=REPO, check=True, capture_output=True)
     for arch in ARCHES:
         env = {**os.environ, "JUPYTER_RESOLVE_WHEEL_ARCH": arch}
+        if SBOM_STAMP.exists():
+            env["JUPYTER_RESOLVE_SBOM_TOOLS"] = str(SBOM_TOOLS)
         subprocess.run([*hatchling, "-t", "wheel"], cwd=REPO, env=env, check=True)
     wheels = {arch: next(folder.glob(f"*_{arch}.whl")) for arch in ARCHES}
     return Dists(folder, next(folder.glob("*.tar.gz")), wheels)
@@ -44,6 +50,14 @@ def wheel_tags(wheel: Path) -> list[str]:
         meta = next(n for n in whl.namelist() if n.endswith(".dist-info/WHEEL"))
         lines = whl.read(meta).decode().splitlines()
     return [line.split(": ", 1)[1] for line in lines if line.startswith("Tag: ")]
+
+
+def wheel_text(wheel: Path, suffix: str) -> str:
+    """The text of the one file of ``wheel`` whose name ends with ``suffix``."""
+    with zipfile.ZipFile(wheel) as whl:
+        names = [n for n in whl.namelist() if n.endswith(suffix)]
+        assert len(names) == 1, (suffix, names)
+        return whl.read(names[0]).decode()
 
 
 def extract_runtime(wheel: Path, into: Path) -> Path:
