@@ -62,6 +62,13 @@ class ModelSettings(Configurable):
     completion_max_suffix = Int(
         1000, config=True, help="Characters after the cursor sent for completion (the start)."
     )
+    completion_max_concurrent = Int(
+        4,
+        config=True,
+        help="Inline completion requests one person may have in flight at once (each goes to "
+        "the model provider); one more answers 429 too_many_completions until one ends. A "
+        "newer request for the same cell replaces the older, so typing never hits this.",
+    )
 
     @validate("model_families")
     def _check_families(self, proposal: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +84,13 @@ class ModelSettings(Configurable):
 
         value = dict(proposal["value"])
         parse_prices(value, where="Resolve.prices")
+        return value
+
+    @validate("completion_max_concurrent")
+    def _check_completion_concurrency(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise ValueError(f"Resolve.completion_max_concurrent must be at least 1, not {value}")
         return value
 
     @validate("max_cost")
