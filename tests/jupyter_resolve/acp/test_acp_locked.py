@@ -29,7 +29,7 @@ def test_a_policy_that_switches_agents_off(tmp_path: Path) -> None:
         assert health["locked"]["acp_agents"] == {} and health["agents"] == {}
         listed = server.http.get(f"{server.url}/resolve/api/agents")
         assert listed.status_code == 200
-        assert listed.json() == {"agents": [], "locked": True}
+        assert listed.json() == {"agents": [], "locked": True, "refused": None}
         body = {"messages": [{"role": "user", "content": "stream"}], "agent": "bench"}
         answer = server.http.post(f"{server.url}/resolve/api/chat", json=body, timeout=60)
         assert answer.status_code == 403, answer.text
