@@ -52,12 +52,17 @@ class RunTrail:
     tool_calls: int = 0
     error: str | None = None
     proposals: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    answer_chars: int = 0  # counted as the text comes: the whole answer is read only for content
 
     def take(
         self, kind: str, data: Mapping[str, Any], answer: Callable[[], str], decider: Decider
     ) -> Record | None:
-        """The audit record one of the run's events makes, if any (and what it keeps)."""
-        if kind == "run.started":
+        """The audit record one of the run's events makes, if any (and what it keeps);
+        ``answer`` is called only when the records carry content."""
+        if kind == "text.delta":
+            text = data.get("text")
+            self.answer_chars += len(text) if isinstance(text, str) else 0
+        elif kind == "run.started":
             self.started = dict(data)
             return RUN, self._started()
         if kind == "usage":
@@ -75,7 +80,7 @@ class RunTrail:
         elif kind == "notebook.decision":
             return PROPOSAL, self._decision(data, decider)
         elif kind == "run.completed":
-            return RUN, self._ended(data, answer())
+            return RUN, self._ended(data, answer() if self.content else None)
         return None
 
     def _who(self, run: Mapping[str, Any]) -> dict[str, Any]:
@@ -106,7 +111,7 @@ class RunTrail:
             }
         )
 
-    def _ended(self, data: Mapping[str, Any], answer: str) -> dict[str, Any]:
+    def _ended(self, data: Mapping[str, Any], answer: str | None) -> dict[str, Any]:
         usage = usage_totals(self.usages)
         rounds = data.get("rounds")
         return _kept(
@@ -120,7 +125,7 @@ class RunTrail:
                 "completion_tokens": usage.completion_tokens or 0,
                 "cost": usage.cost,
                 "error": self.error,
-                "answer_chars": len(answer),
+                "answer_chars": self.answer_chars,
                 "answer": answer if self.content else None,
             }
         )

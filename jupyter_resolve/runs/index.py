@@ -1,14 +1,18 @@
 """The run index: ``.resolve/runs.sqlite``, a row per run (DESIGN 10.2).
 
 The run logs stay the record; this is what listings read, so a listing never opens a log. Rows
-are written at ``run.started`` and ``run.completed`` by one writer thread (the event loop only
-queues them); until a row is written, :meth:`RunIndex.pending` still has it, so a reader sees
-its own writes. Work on the whole index — rebuilding rows from the logs, retention
-(runs/index_upkeep.py) — runs on the same thread, so it never blocks a request.
+are written at a run's start and end by one writer thread (the event loop only queues them);
+until a row is written, :meth:`RunIndex.pending` still has it, so a reader sees its own writes.
+Rows put on the event loop go to the writer together, :data:`SEND_DELAY` seconds after the
+first of them: waking the thread for each row handed it the GIL in the middle of other runs'
+starts and first tokens (issue 47), and a short run's start and end rows become one. Work on the
+whole index — rebuilding rows from the logs, retention (runs/index_upkeep.py) — runs on the same
+thread, so it never blocks a request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -26,6 +30,7 @@ from ..contracts.run_rows import Position, RunQuery, RunRow, Usage
 FILE = "runs.sqlite"
 VERSION = 1  # PRAGMA user_version: another version is dropped and rebuilt from the logs
 BATCH = 500
+SEND_DELAY = 0.25  # seconds rows put on an event loop wait, to go to the writer together
 
 _COLUMNS = (
     "run_id, session_id, model, started_at, status, reason, ended_at, soul, task_id, parent, "
@@ -46,6 +51,7 @@ CREATE INDEX IF NOT EXISTS runs_running ON runs (status) WHERE status = 'running
 
 Job = Callable[[sqlite3.Connection], object]
 """Work for the writer thread, on its own connection."""
+Item = RunRow | list[RunRow] | Job | None
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,10 @@ class RunIndex:
         self._reader = connect(path)
         self._read_lock = threading.Lock()
         self._pending: dict[str, RunRow] = {}
+        self._unsent: dict[str, RunRow] = {}  # put on a loop, not handed to the writer yet
+        self._send_on: asyncio.AbstractEventLoop | None = None  # the loop a send is due on
         self._pending_lock = threading.Lock()
-        self._jobs: queue.Queue[RunRow | Job | None] = queue.Queue()
+        self._jobs: queue.Queue[Item] = queue.Queue()
         self._periodic: list[list[Any]] = []  # [due (monotonic), every (s), job]
         self.stopping = threading.Event()
         self.reconciled = threading.Event()  # every log indexed (set by the upkeep's pass)
@@ -153,10 +161,29 @@ class RunIndex:
     # -- writing (any thread) ----------------------------------------------------------------
 
     def put(self, row: RunRow) -> None:
-        """Queue ``row`` to be written; readers see it at once."""
+        """Queue ``row`` to be written; readers see it at once. On an event loop the row goes
+        to the writer with the others put within :data:`SEND_DELAY`; elsewhere at once."""
+        loop = _running_loop()
         with self._pending_lock:
             self._pending[row.run_id] = row
-        self._jobs.put(row)
+            if loop is not None:
+                self._unsent[row.run_id] = row
+                if self._send_on is loop:
+                    return  # a send is due on this loop already
+                self._send_on = loop
+        if loop is None:
+            self._jobs.put(row)
+        else:
+            loop.call_later(SEND_DELAY, self._send)
+
+    def _send(self) -> None:
+        """Hand the rows put on a loop to the writer, in one batch."""
+        with self._pending_lock:
+            rows = list(self._unsent.values())
+            self._unsent.clear()
+            self._send_on = None
+        if rows:
+            self._jobs.put(rows)
 
     def submit(self, job: Job) -> None:
         self._jobs.put(job)
@@ -170,11 +197,13 @@ class RunIndex:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until what was queued before is done (tests, the command line, shutdown)."""
+        self._send()
         done = threading.Event()
         self.submit(lambda _db: done.set())
         return done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
+        self._send()
         self.stopping.set()
         self._jobs.put(None)
         self._thread.join(timeout)
@@ -193,6 +222,8 @@ class RunIndex:
                 while item is not None:
                     if isinstance(item, RunRow):
                         batch.append(item)
+                    elif isinstance(item, list):
+                        batch += item
                     else:
                         self._write(db, batch)
                         batch = []
@@ -309,3 +340,10 @@ class RunIndex:
                 SessionInfo(session_id, runs, started, last, prompt[0][0] if prompt else None, peer)
             )
         return sessions
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -49,6 +49,13 @@ def row_of(run: Run) -> RunRow:
     return completed_row(row, run.events[-1].data, ended, len(run.events), usage)
 
 
+def put_live(index: RunIndex, run: Run) -> None:
+    """A live run's row, put once its first output is on its way (``after_next_batch``): until
+    then listings take it from memory, and after a crash the next start indexes its log."""
+    if not run.completed:  # else its final row is put already
+        index.put(row_of(run))
+
+
 def _overlay(index: RunIndex, live: Iterable[Run]) -> dict[str, RunRow]:
     rows = index.pending()
     rows.update({run.run_id: row_of(run) for run in live})

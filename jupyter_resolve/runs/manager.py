@@ -117,7 +117,7 @@ class RunManager:
         self.runs[run.run_id] = run
         self.admitted(run)  # before the run's first event
         run.emit("run.started", started)
-        self.index.put(listing.row_of(run))
+        run.after_next_batch(lambda: listing.put_live(self.index, run))  # after 1st output
 
     def _retire(self, run: Run) -> None:
         """An ended run: its row says how it ended, and it leaves the registry."""

@@ -110,6 +110,17 @@ class EventStream:
 
         return unsubscribe
 
+    def after_next_batch(self, work: Callable[[], object]) -> None:
+        """Run ``work`` on the event loop once the next batch has reached every sink (the
+        clients' streams): for what a run's start can leave until its first output is on its
+        way (its index row, its audit event; issue 47)."""
+
+        def next_batch(events: list[Event]) -> bool:
+            asyncio.get_running_loop().call_soon(work)  # after this append's sinks
+            return False
+
+        self.subscribe(next_batch)
+
     @staticmethod
     def _deliver(sink: Sink, events: list[Event]) -> bool:
         try:
