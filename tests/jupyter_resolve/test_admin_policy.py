@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from jupyter_resolve.admin_policy import (
     apply_policy,
     enforce_policy,
     find_policy,
+    start_environment,
 )
 from jupyter_resolve.config import Resolve
 from jupyter_resolve.contracts.admin_policy import (
@@ -161,3 +163,12 @@ def test_enforce_reads_the_file_and_fails_closed(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(PolicyError, match="not a valid policy"):
         enforce_policy(Resolve(), LOG, path)
+
+
+def test_the_start_environment_is_read_from_proc(tmp_path: Path) -> None:
+    """Issue 44.6: the policy's location comes from the environment the process started with
+    (/proc/self/environ on Linux), which a config file's os.environ[...] = ... does not change."""
+    proc = tmp_path / "environ"
+    proc.write_bytes(b"HOME=/home/a\0JUPYTER_RESOLVE_POLICY=/etc/p.json\0ODD\0")
+    assert start_environment(proc) == {"HOME": "/home/a", ENV_VAR: "/etc/p.json"}
+    assert start_environment(tmp_path / "missing") is os.environ  # elsewhere: os.environ
