@@ -9,12 +9,13 @@ import platform
 import signal
 import sys
 import time
+import traceback
 from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .core import BenchError, Context, Figure, NotMeasured
+from .core import REPO, BenchError, Context, Figure, NotMeasured
 from .metrics import METRICS, SPAWNS
 from .profiling import PROFILE_DIR_ENV, in_process
 from .profiling import report as profiles_report
@@ -48,16 +49,26 @@ def fmt(value: float) -> str:
     return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
 
 
+def _floor(f: Figure, values: dict[str, float]) -> str:
+    """``value (name)`` of the figure's floor, when it was measured in this run."""
+    if not f.floor or f.floor not in values:
+        return ""
+    return f"{fmt(values[f.floor])} ({f.floor})"
+
+
 def table(figures: list[Figure], errors: dict[str, str], skipped: dict[str, str]) -> str:
-    rows = [("metric", "value", "unit", "goal", "met?")]
+    values = {f.name: f.value for f in figures}
+    rows = [("metric", "value", "unit", "goal", "met?", "floor")]
     for f in figures:
         met = "" if f.met is None else ("yes" if f.met else "NO")
-        rows.append((f.name, fmt(f.value), f.unit, str(f.goal or ""), met))
+        rows.append((f.name, fmt(f.value), f.unit, str(f.goal or ""), met, _floor(f, values)))
     for name in skipped:
-        rows.append((name, "n/a", "", "", "not measured"))
+        rows.append((name, "n/a", "", "", "not measured", ""))
     for name in errors:
-        rows.append((name, "n/a", "", "", "error"))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        rows.append((name, "n/a", "", "", "error", ""))
+    if not any(row[5] for row in rows[1:]):
+        rows = [row[:5] for row in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         cells = [
@@ -68,6 +79,38 @@ def table(figures: list[Figure], errors: dict[str, str], skipped: dict[str, str]
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def loaded_from() -> dict[str, Any]:
+    """Where this run's servers and the bench itself imported jupyter_resolve from."""
+    from .floor_extension import loaded
+    from .servers import LOADED_FROM
+
+    return {"servers": sorted(LOADED_FROM), "bench": loaded()}
+
+
+def _compare_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "comparison", "this tree beside another commit, alternately (bench/compare.py)"
+    )
+    group.add_argument(
+        "--compare",
+        nargs="?",
+        const="",
+        metavar="BASE",
+        help="compare with the commit BASE (default: the one bench/baseline names), run in a "
+        "temporary git worktree; with --quick each side's runs are quick; --only picks the "
+        "metrics (default: those of the gated figures); exit status 1 past the threshold",
+    )
+    group.add_argument("--rounds", type=int, default=3, help="runs of each side (default 3)")
+    group.add_argument(
+        "--threshold",
+        type=float,
+        default=1.5,
+        help="a gated figure fails past this ratio of the base's (default 1.5)",
+    )
+    group.add_argument("--base-tree", type=Path, help=argparse.SUPPRESS)  # a prepared tree
+    group.add_argument("--head-tree", type=Path, help=argparse.SUPPRESS)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -99,7 +142,23 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="where --profile writes its .prof files (default: ./bench-profiles)",
     )
+    _compare_options(parser)
     args = parser.parse_args(argv)
+    if args.compare is not None:
+        from .compare import Comparison, compare
+
+        return compare(
+            Comparison(
+                base=args.compare or None,
+                base_tree=args.base_tree,
+                head_tree=args.head_tree or REPO,
+                metrics=args.only or (),
+                rounds=args.rounds,
+                quick=args.quick,
+                threshold=args.threshold,
+                json_path=args.json,
+            )
+        )
     selected = args.only or list(METRICS)
     if args.profile:
         selected = [args.profile]
@@ -140,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             except BenchError as exc:
                 errors[name] = str(exc)
                 ctx.log(f"{name}: error: {exc}")
+            except Exception as exc:  # a bug, or a compared commit without what it needs
+                errors[name] = f"{type(exc).__name__}: {exc}"
+                ctx.log(f"{name}: failed:\n{traceback.format_exc()}")
     except KeyboardInterrupt:
         print("interrupted; stopping the servers", file=sys.stderr)
         return 130
@@ -177,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             "not_measured": skipped,
             "mode": "quick" if args.quick else "full",
             "wall_s": round(wall, 2),
+            "floors": {f.name: f.floor for f in figures if f.floor},
+            "loaded_from": loaded_from(),
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 1 if errors else 0

@@ -40,7 +40,10 @@ def completion_overhead(ctx: Context) -> list[Figure]:
     diffs: list[float] = []
     chains: list[float] = []
     with httpx.Client(timeout=30) as gateway, httpx.Client(timeout=30) as straight:
-        answer = gateway.post(chain_url, json=chain_body, headers=server.headers).json()
+        first = gateway.post(chain_url, json=chain_body, headers=server.headers)
+        if first.status_code != 200:
+            raise BenchError(f"{chain_url} answered {first.status_code}: {first.text[:200]}")
+        answer = first.json()
         if not answer.get("items"):
             raise BenchError(f"the completion through the gateway is empty: {answer}")
         _timed(straight, direct_url, direct_body, {})

@@ -26,6 +26,16 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parent.parent
+# A comparison (bench/compare.py) runs each side's bench in a folder of its own whose
+# jupyter_resolve, kernel_tools and native are that side's tree: the servers start there
+# (cwd and PYTHONPATH), with that side's agent-httpd.
+ROOT_ENV = "RESOLVE_BENCH_ROOT"
+RUNTIME_ENV = "RESOLVE_BENCH_RUNTIME"
+
+
+def product_root() -> Path:
+    """Where the measured jupyter_resolve is imported from: this checkout, or a compared side."""
+    return Path(os.environ.get(ROOT_ENV) or REPO)
 
 
 class BenchError(Exception):
@@ -62,6 +72,7 @@ class Figure:
     unit: str
     goal: Goal | None = None
     note: str = ""
+    floor: str = ""  # the figure measured beside it that it is read against (its floor)
 
     @property
     def met(self) -> bool | None:
@@ -75,7 +86,7 @@ class Context:
     quick: bool
     stack: ExitStack
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
-    repo: Path = REPO
+    repo: Path = field(default_factory=product_root)
     _fake: FakeProvider | None = None
     _server: JupyterServer | None = None
     _scripted: JupyterServer | None = None
@@ -205,7 +216,11 @@ def median(values: Sequence[float]) -> float:
 
 
 def runtime_binary(repo: Path = REPO) -> Path:
-    """The agent-httpd binary the gateway will run: the packaged one, else the native build."""
+    """The agent-httpd binary the gateway will run: a compared side's, else the packaged one,
+    else the native build."""
+    chosen = os.environ.get(RUNTIME_ENV)
+    if chosen:
+        return Path(chosen)
     for candidate in (
         repo / "jupyter_resolve" / "bin" / "agent-httpd",
         repo / "native" / "build" / "agent-httpd",

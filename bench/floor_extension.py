@@ -6,7 +6,8 @@ server). Its ``POST /resolve-bench/floor`` is authenticated and authorized as th
 ``text/event-stream``, writes one ``text.delta`` event, flushes, and ends with
 ``run.completed``: what the chat costs with the gateway, the runtime and the provider taken
 out. A second, bare tornado listener (no Jupyter: like the gateway's internal one) answers the
-same on ``POST /floor``; ``GET /resolve-bench/floor`` tells its port.
+same on ``POST /floor``; ``GET /resolve-bench/floor`` tells its port, and where the server
+imported jupyter_resolve from (a comparison checks that each side ran its own code).
 
 So the bench can measure, side by side with the chain, the floor that jupyter_server and
 tornado put under any chat on this machine (``bench/floor.py``).
@@ -14,7 +15,9 @@ tornado put under any chat on this machine (``bench/floor.py``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from jupyter_server.auth.decorator import authorized as jupyter_authorized
@@ -35,7 +38,8 @@ def authorized(action: str) -> Callable[[MethodT], MethodT]:
 
 
 class FloorHandler(APIHandler):
-    """``POST /resolve-bench/floor``: one event, flushed, then the end; ``GET``: the bare port."""
+    """``POST /resolve-bench/floor``: one event, flushed, then the end; ``GET``: the bare port
+    and the folder of the jupyter_resolve this server runs."""
 
     auth_resource = "resolve"
 
@@ -51,7 +55,16 @@ class FloorHandler(APIHandler):
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        self.finish({"bare_port": self.settings["resolve_bench_bare_port"]})
+        self.finish(
+            {"bare_port": self.settings["resolve_bench_bare_port"], "jupyter_resolve": loaded()}
+        )
+
+
+def loaded() -> str | None:
+    """The real folder of the jupyter_resolve package this process imported (None: none)."""
+    module = sys.modules.get("jupyter_resolve")
+    where = getattr(module, "__file__", None)
+    return str(Path(where).resolve().parent) if where else None
 
 
 class BareFloorHandler(web.RequestHandler):

@@ -7,11 +7,22 @@ metric observes state another changes (fresh memory before the chats, idle memor
 ``SPAWNS`` names, per metric, what starts each server it needs: the run calls them all, for the
 selected metrics, before the first of those metrics (after the import and magics figures, which
 want a quiet machine), so the servers start side by side rather than one after another.
+
+``GATES`` names the figures a comparison (``python -m bench --compare``, ``make test``) fails on
+when this tree's is past the threshold ratio of the base's, each with the metric that measures
+it and its noise on a shared machine (two medians closer than that are never a regression). A
+figure read against a floor names it in its :class:`Figure` (``floor=``); the table prints both.
+
+A metric of its own (the hub service's, the local model's, ...): a module ``bench/<name>.py``
+with ``def <name>(ctx: Context) -> list[Figure]``, one line in ``METRICS``, and, when it needs a
+server the run should start early, in ``SPAWNS``; a line in ``GATES`` makes a comparison fail on
+it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from . import (
     chain,
@@ -20,11 +31,13 @@ from . import (
     context,
     cpu,
     footprint,
+    hub_service,
     local_model,
     magics,
     prefix_cache,
     run_index,
     run_start,
+    server_start,
     tools,
 )
 from .core import Context, Figure
@@ -33,6 +46,7 @@ Metric = Callable[[Context], list[Figure]]
 Spawn = Callable[[Context], None]
 
 METRICS: dict[str, Metric] = {
+    "server_start": server_start.server_start,  # first: on a machine the bench keeps quiet
     "extension_import": footprint.extension_import,
     "magics_import": magics.magics_import,
     "runtime_rss_fresh": footprint.runtime_rss_fresh,
@@ -49,6 +63,7 @@ METRICS: dict[str, Metric] = {
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
     "completion": completion.completion_overhead,
+    "hub_service": hub_service.hub_service,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
@@ -61,4 +76,22 @@ SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing 
     "runtime_rss_idle": (Context.spawn_main,),
     "runtime_rss_per_run": (footprint.spawn_slow_server,),
     "run_index": (run_index.spawn_servers,),
+}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A figure a comparison fails on: measured by ``metric``; lower is better."""
+
+    metric: str
+    slack: float  # in the figure's unit: two medians closer than this are noise
+
+
+GATES: dict[str, Gate] = {
+    "chain_first_token_overhead_ms": Gate("chain", 1.0),
+    "gateway_cpu_per_run_start_ms": Gate("run_start", 0.05),
+    "tool_roundtrip_p50_ms": Gate("tool_roundtrip", 1.0),
+    "concurrent_100_first_token_p50_ms": Gate("concurrency", 40.0),
+    "completion_overhead_ms": Gate("completion", 0.5),
+    "server_start_extension_ms": Gate("server_start", 150.0),
 }

@@ -25,6 +25,9 @@ from .core import BenchError, runtime_binary
 from .profiling import profile_dir, server_module
 
 KEY_ENV = "RESOLVE_BENCH_KEY"  # the gateway reads the provider key from here, not OPENAI_API_KEY
+# The folders the servers of this run imported jupyter_resolve from (bench/floor_extension.py
+# tells): a comparison checks each side's against its tree.
+LOADED_FROM: set[str] = set()
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
@@ -160,3 +163,11 @@ class JupyterServer(LaunchedServer):
         hint, when agent-httpd is not built."""
         self.runtime = str(runtime_binary(self.repo))
         return super().spawn()
+
+    def wait_ready(self) -> None:
+        """Ready as the launcher says; then note where it imported jupyter_resolve from."""
+        super().wait_ready()
+        answer = self._get("resolve-bench/floor")
+        where = answer.json().get("jupyter_resolve") if answer.status_code == 200 else None
+        if where:
+            LOADED_FROM.add(str(where))
