@@ -31,7 +31,6 @@ from . import (
     context,
     cpu,
     footprint,
-    hub_service,
     local_model,
     magics,
     prefix_cache,
@@ -63,7 +62,6 @@ METRICS: dict[str, Metric] = {
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
     "completion": completion.completion_overhead,
-    "hub_service": hub_service.hub_service,
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
