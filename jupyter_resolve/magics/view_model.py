@@ -325,7 +325,8 @@ class RunView:
         if self.writing is None or self.completed:
             return None
         name, tokens = self.writing
-        return f"writing a {name} call… ≈ {tokens:,} token{'s' if tokens != 1 else ''}"
+        count = f" ≈ {tokens:,} token{'s' if tokens != 1 else ''}" if tokens else ""
+        return f"writing a {name} call…{count}"
 
     def empty_summary_text(self) -> str | None:
         """The empty-run summary, when the run ended with no answer."""

@@ -35,14 +35,16 @@ export function usageLine(run: IRunView): string {
 
 /**
  * What the model is doing while it writes a tool call, as %resolve says it too:
- * "writing a python call… ≈ 40 tokens"; null when it is writing none.
+ * "writing a python call… ≈ 40 tokens" (no count before its arguments start); null when it is
+ * writing none.
  */
 export function writingLine(run: IRunView): string | null {
   if (!run.writing || isFinished(run)) {
     return null;
   }
   const { name, tokens } = run.writing;
-  return `writing a ${name} call… ≈ ${tokens.toLocaleString('en-US')} token${tokens === 1 ? '' : 's'}`;
+  const count = tokens ? ` ≈ ${tokens.toLocaleString('en-US')} token${tokens === 1 ? '' : 's'}` : '';
+  return `writing a ${name} call…${count}`;
 }
 
 /**

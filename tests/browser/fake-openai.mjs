@@ -6,8 +6,10 @@ import { createServer } from 'node:http';
 
 /**
  * Start the fake. `reply(body, n)` answers request `n` (0-based) with `{content?, tool_calls?:
- * [{name, arguments}], usage?, gap_ms?}` (`usage` replaces the default usage chunk, e.g. with
- * cache counts; `gap_ms` spaces the text's pieces that far apart, as a real model streams).
+ * [{name, arguments}], usage?, gap_ms?, tool_gap_ms?, tool_wait?}` (`usage` replaces the default
+ * usage chunk, e.g. with cache counts; `gap_ms` spaces the text's pieces that far apart, as a
+ * real model streams; `tool_gap_ms` the pieces of a call's arguments, as a small local model
+ * writes them; `tool_wait`, a promise, holds a call after its first piece until it settles).
  * `GET /v1/models` lists `models` (ids), or answers 500 while `fake.failModels` is set.
  * Returns {baseUrl, requests, failModels, close()}; `requests` holds the parsed bodies.
  */
@@ -51,14 +53,16 @@ export async function startFakeOpenAI(reply, { models = [] } = {}) {
           res.write(chunk({ content: piece }));
         }
       }
-      (turn.tool_calls ?? []).forEach((call, index) => {
+      for (const [index, call] of (turn.tool_calls ?? []).entries()) {
         const id = `call_fake_${++calls}`;
         const args = JSON.stringify(call.arguments ?? {});
         res.write(chunk({ tool_calls: [{ index, id, type: 'function', function: { name: call.name, arguments: '' } }] }));
-        for (const piece of args.match(/[\s\S]{1,24}/g) ?? []) {
+        for (const [i, piece] of (args.match(/[\s\S]{1,24}/g) ?? []).entries()) {
+          if (i === 1 && turn.tool_wait) await turn.tool_wait;
+          if (i && turn.tool_gap_ms) await new Promise(ok => setTimeout(ok, turn.tool_gap_ms));
           res.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
         }
-      });
+      }
       res.write(chunk({}, turn.tool_calls?.length ? 'tool_calls' : 'stop'));
       res.write(
         `data: ${JSON.stringify({

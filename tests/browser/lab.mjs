@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import assert from 'node:assert/strict';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..', '..');
@@ -270,6 +271,25 @@ export async function waitForSavedState(lab, key, check = () => true, timeout = 
     if (Date.now() > deadline) throw new Error(`the workspace has no ${key} after ${timeout} ms`);
     await new Promise(r => setTimeout(r, 100));
   }
+}
+
+/** Drag the right sidebar's split handle so the panel is `width` px wide. */
+export async function sidebarWidth(page, width) {
+  const panel = page.locator('#jp-resolve-panel');
+  for (let i = 0; i < 3; i++) {
+    const box = await panel.boundingBox();
+    if (Math.abs(box.width - width) <= 2) return;
+    const handle = page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)').last();
+    const grip = await handle.boundingBox();
+    const x = grip.x + grip.width / 2;
+    const y = grip.y + grip.height / 2;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    await page.mouse.move(x + box.width - width, y, { steps: 5 });
+    await page.mouse.up();
+  }
+  const box = await panel.boundingBox();
+  assert.ok(Math.abs(box.width - width) <= 2, `the panel is ${box.width} px wide, not ${width}`);
 }
 
 export async function shot(target, name) {

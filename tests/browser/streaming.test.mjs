@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { labForSuite, openPanel, send, shot } from './lab.mjs';
+import { labForSuite, openPanel, send, shot, sidebarWidth } from './lab.mjs';
 import { startFakeOpenAI, textOf } from './fake-openai.mjs';
 
 const LINES = Array.from(
@@ -61,25 +61,6 @@ async function recordAnswer(page, index) {
     window.__resolveAnswerStates = states;
   }, index);
   return () => page.evaluate(() => window.__resolveAnswerStates);
-}
-
-/** Drag the right sidebar's split handle so the panel is `width` px wide. */
-async function sidebarWidth(page, width) {
-  const panel = page.locator('#jp-resolve-panel');
-  for (let i = 0; i < 3; i++) {
-    const box = await panel.boundingBox();
-    if (Math.abs(box.width - width) <= 2) return;
-    const handle = page.locator('#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)').last();
-    const grip = await handle.boundingBox();
-    const x = grip.x + grip.width / 2;
-    const y = grip.y + grip.height / 2;
-    await page.mouse.move(x, y);
-    await page.mouse.down();
-    await page.mouse.move(x + box.width - width, y, { steps: 5 });
-    await page.mouse.up();
-  }
-  const box = await panel.boundingBox();
-  assert.ok(Math.abs(box.width - width) <= 2, `the panel is ${box.width} px wide, not ${width}`);
 }
 
 describe('streamed answers', { timeout: 600_000 }, () => {

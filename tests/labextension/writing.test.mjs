@@ -23,7 +23,7 @@ describe('a call being written', () => {
 
   test('shows which tool and about how many tokens, growing, and no card yet', () => {
     const view = fold([started(), ev('tool.writing', { index: 0, call_id: null, name: 'python', tokens: 0 })]);
-    assert.equal(L.writingLine(view), 'writing a python call… ≈ 0 tokens');
+    assert.equal(L.writingLine(view), 'writing a python call…'); // its name came, nothing else yet
     assert.deepEqual(view.parts, []);
     R.applyEvent(view, ev('tool.writing', { index: 0, call_id: null, name: 'python', tokens: 1234 }));
     assert.equal(L.writingLine(view), 'writing a python call… ≈ 1,234 tokens');

@@ -23,6 +23,7 @@ def test_a_call_being_written_shows_in_the_footer_until_it_is_requested() -> Non
     part = view.apply(ev(2, "tool.writing", index=0, call_id=None, name="python", tokens=0))
     assert part == ("footer", "")
     assert not view.tools  # no card for a call not written yet
+    assert view.footer_text().endswith("writing a python call…")  # its name only, so far
     view.apply(ev(3, "tool.writing", index=0, call_id=None, name="python", tokens=1234))
     assert "writing a python call… ≈ 1,234 tokens" in view.footer_text()
     view.apply(ev(4, "tool.requested", call_id="c1", name="python", arguments={"code": "1"}))
