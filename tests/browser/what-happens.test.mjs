@@ -173,6 +173,34 @@ describe('what happens, and what survives', { timeout: 900_000 }, () => {
     assert.deepEqual(suite.session.errors, []);
   });
 
+  test('a promoted DataFrame previews as a sanitized table (issue 46.6)', async () => {
+    const { page } = suite.session;
+    // a DataFrame's HTML as a kernel's bundle carries it, with a payload that must not run
+    const table =
+      '<table class="dataframe"><thead><tr><th></th><th>species</th><th>mass</th></tr></thead>' +
+      '<tbody><tr><th>0</th><td>Adelie</td><td>3701</td></tr></tbody></table>' +
+      '<img src=x onerror="top.__resolve_pwned=1"><script>top.__resolve_pwned=2</script>';
+    const promoted = await suite.lab.api('resolve/api/artifacts', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ bundle: { 'text/html': table, 'text/plain': 'a DataFrame' }, media_type: 'text/html', title: 'masses' })
+    });
+    assert.equal(promoted.status, 201, await promoted.text());
+    const panel = await openPanel(page);
+    await panel.locator('.jp-resolve-tab', { hasText: 'Artifacts' }).click();
+    await panel.locator('.jp-resolve-artifacts .jp-resolve-row', { hasText: 'masses' }).click();
+    const preview = panel.locator('.jp-resolve-artifact-rendered');
+    await preview.locator('td', { hasText: 'Adelie' }).waitFor();
+    assert.doesNotMatch(await preview.innerText(), /<table|<td/);
+    // the person's name, as the row shows it (the token's user here)
+    const row = await panel.locator('.jp-resolve-artifacts .jp-resolve-row', { hasText: 'masses' }).innerText();
+    const by = await panel.locator('.jp-resolve-provenance dt:text-is("by") + dd').innerText();
+    assert.ok(row.includes(by), `the row (${row}) and the detail (${by}) name the same person`);
+    await shot(panel, '52-dataframe-preview-250px');
+    assert.equal(await page.evaluate(() => window.__resolve_pwned), undefined);
+    assert.deepEqual(suite.session.errors, []);
+  });
+
   test('"New session" keeps the chat bound to its notebook (issue 46.6)', async () => {
     const { page } = suite.session;
     await page.locator('.jp-NotebookPanel-toolbar [data-command="resolve:ask-about-notebook"]').click();
