@@ -59,6 +59,7 @@ class CompletionHandler(CompletionAPIHandler):
 
     _task: asyncio.Task[Completion] | None = None
     _seq = 0  # SSE frames sent
+    _replaced = False  # a newer request for its cell took its place
 
     def user_name(self) -> str:
         user = self.current_user
@@ -96,6 +97,7 @@ class CompletionHandler(CompletionAPIHandler):
             self.state.of(user).cancelled += 1
             if not self.request.connection or self._finished:
                 return None
+            self._replaced = True
             return self._fail(Replaced("a newer completion request for this cell replaced it"))
         except ResolveError as exc:
             return self._fail(exc)
@@ -137,6 +139,22 @@ class CompletionHandler(CompletionAPIHandler):
             self.set_header("Content-Type", "text/event-stream")
         done = {"model": model, "ms": ms, "usage": usage or None}
         self.finish(format_event(self._seq + 1, "completion.done", done))
+        return None
+
+    def _log(self) -> None:
+        """The request's log line (tornado's hook for it). A request a newer one for its cell
+        replaced is routine, the person typed on: its 409 is a debug line, not the WARNING
+        jupyter_server gives every 4xx."""
+        if not self._replaced:
+            return super()._log()
+        ms = 1000 * self.request.request_time()
+        self.log.debug(
+            "%d %s %s %.2fms (replaced by a newer request for its cell)",
+            self.get_status(),
+            self.request.method,
+            self.request.path,
+            ms,
+        )
         return None
 
     def on_connection_close(self) -> None:
