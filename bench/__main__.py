@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     stack = ExitStack()
     try:
-        ctx = Context(quick=args.quick, stack=stack)
+        ctx = Context(quick=args.quick, stack=stack, named=frozenset(args.only or ()))
         spawned = False
         for name in METRICS:
             if name not in selected:

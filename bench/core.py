@@ -85,6 +85,7 @@ class Context:
 
     quick: bool
     stack: ExitStack
+    named: frozenset[str] = frozenset()  # the metrics --only named (a heavy one runs then)
     log: Callable[[str], None] = field(default=lambda msg: print(msg, file=sys.stderr))
     repo: Path = field(default_factory=product_root)
     _fake: FakeProvider | None = None

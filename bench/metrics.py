@@ -31,6 +31,7 @@ from . import (
     context,
     cpu,
     footprint,
+    ghost_text,
     local_model,
     magics,
     prefix_cache,
@@ -62,6 +63,7 @@ METRICS: dict[str, Metric] = {
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
     "completion": completion.completion_overhead,
+    "ghost_text": ghost_text.ghost_text,  # last: a JupyterLab and chromium of its own
 }
 
 SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing no fake first
