@@ -14,8 +14,10 @@ from kernel_tools.registry import implemented_names as kernel_tool_names
 from ..config import Resolve
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import ResolveError
+from ..contracts.permissions import RunPermissions
 from ..scratch.kernels import ScratchKernelUnavailable
 from ..scratch.pool import ScratchKernels
+from ..tools.catalog import ToolSchema
 from ..tools.dispatch import Implementation, ToolDispatcher, bind
 from ..tools.kernel import PythonBinder, PythonBinding, run_bridged, run_python
 from ..tools.web_fetch import web_fetch
@@ -41,6 +43,8 @@ class ToolHost(Protocol):
 
     @property
     def artifacts(self) -> Artifacts: ...
+
+    def schema(self, name: str) -> ToolSchema | None: ...
 
     def start_run(self, request: RunRequest) -> Run: ...
 
@@ -76,7 +80,13 @@ async def _run_in_kernel(
     """The call in the session's kernel; what it prints and displays meanwhile goes to the
     run's clients as ``tool.output`` (runs/tool_output.py), all of it before tool.completed."""
     run = host.runs.get(request.run_id)
-    kernel = await host.kernels.get(run.session_id)
+    permissions = run_permissions(run)
+    refused = _unsandboxed_refusal(host, name, permissions)
+    if refused is not None:
+        return refused
+    # started for the run's permissions: sandboxed, the server root is there only for a
+    # caller who may read contents (DESIGN 10.1)
+    kernel = await host.kernels.get(run.session_id, permissions)
     timeout = host.config.tool_timeout
     call_id = request.call_id
     live = LiveOutput(run.emit_all, call_id)
@@ -96,6 +106,25 @@ async def _run_in_kernel(
         return await run_bridged(kernel, name, arguments, timeout, live.add)
     finally:
         live.close()  # what waits is sent now: before tool.completed, or run.completed
+
+
+def _unsandboxed_refusal(
+    host: ToolHost, name: str, permissions: RunPermissions
+) -> ToolResult | None:
+    """Unsandboxed, code the agent runs reaches what the server's user can: a run not offered
+    python or shell for that (runs/start.py) cannot call them another way either (an external
+    agent's terminal runs as the shell tool)."""
+    schema = host.schema(name)
+    needs = schema.needs_unsandboxed if schema is not None else ()
+    missing = [need for need in needs if not getattr(permissions, need)]
+    if host.kernels.isolated or not missing:
+        return None
+    return ToolResult(
+        ok=False,
+        output=f"{name}: not run: scratch kernels are not sandboxed (c.Resolve.sandbox), so "
+        f"this code would run as the server's user, and the caller may not "
+        f"{', '.join(m.replace('_', ' ') for m in missing)}",
+    )
 
 
 async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:

@@ -120,7 +120,10 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
     chat, config = request.chat, host.config
     soul = _soul(host, chat.soul)
     permissions = _permissions(host, request, toolset)
-    names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions, toolset.needs)
+    # unsandboxed, code the agent runs reaches what the server's user can: python and shell need
+    # every permission (the schemas' needs_unsandboxed)
+    needs = toolset.needs(sandboxed=host.kernels.isolated)
+    names = permitted(_tool_names(host, request, toolset.allowed, soul), permissions, needs)
     tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
     check_namespace(request, session_id)
@@ -283,7 +286,8 @@ def _permissions(host: RunHost, request: RunRequest, toolset: ToolSet) -> RunPer
     granted is contents read), a Jupyter login's over A2A what its edge asked (none unless)."""
     if request.parent is None:
         if request.peer is not None and request.only_tools is not None:
-            return RunPermissions.for_tools(request.only_tools, toolset.needs)
+            # what the grant implies for data (a peer's exec tools need the sandbox: jobs.py)
+            return RunPermissions.for_tools(request.only_tools, toolset.needs())
         return request.permissions
     parent_run = host.runs.runs.get(request.parent)
     return request.permissions.within(

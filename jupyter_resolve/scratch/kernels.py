@@ -17,7 +17,6 @@ import json
 import logging
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -27,12 +26,13 @@ from jupyter_client.manager import AsyncKernelManager
 
 from kernel_tools.result import RESULT_MIME  # what the bridge publishes
 
+from ..contracts.permissions import RunPermissions
 from . import bootstrap, direct
 from .direct import DirectChannel
 from .environment import kernel_environment
 from .iopub import Execution, IOPubReader, KernelMessage, KernelOutput, live_output
-from .kernelspec import KernelChoice, SandboxedKernelManager, ScratchKernelUnavailable
-from .sandbox import bwrap_prefix
+from .kernelspec import KernelChoice, ScratchKernelUnavailable
+from .sandbox import sandboxed_manager
 from .workspace import Workspace
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -56,8 +56,12 @@ class ScratchKernel:
         network: bool = False,
         state_dir: Path | None = None,
         choice: KernelChoice | None = None,
+        permissions: RunPermissions | None = None,
     ) -> None:
         self.choice = choice or KernelChoice("python3", "local-provisioner")
+        # the permissions of the runs it serves (DESIGN 10.1): sandboxed, the server root is
+        # mounted only for a caller who may read contents; none given, none
+        self.permissions = permissions or RunPermissions()
         self.sandbox = sandbox
         self.network = network
         self.state_dir = state_dir
@@ -80,29 +84,21 @@ class ScratchKernel:
             raise ScratchKernelUnavailable(refusal)
         self.workspace.create()
         self._reads_from, self._loaded = None, {}  # a new kernel: in work/, nothing loaded
+        km: AsyncKernelManager
         if self.sandbox == "bwrap":  # the kernelspec's provisioner is local (refusal above)
-            sandboxed = SandboxedKernelManager(kernel_name=self.choice.name, transport="ipc")
-            if sandboxed.kernel_spec is not None:  # the spec is loaded once and kept
-                sandboxed.kernel_spec.interrupt_mode = "message"
-            # A short private folder for the sockets: a socket path has at most 107 bytes,
-            # which a session folder under a deep server root can exceed.
-            self._ipc_dir = Path(tempfile.mkdtemp(prefix="resolve-ipc-"))
-            sandboxed.ip = str(self._ipc_dir / "k")
-            sandboxed.sandbox_prefix = bwrap_prefix(
+            km, self._ipc_dir = await sandboxed_manager(
+                self.choice.name,
                 self.workspace.root,
                 self.server_root,
                 self.network,
-                ipc_dir=self._ipc_dir,
+                reads_root=self.permissions.contents_read,
                 state_dir=self.state_dir,
+                log=self.log,
             )
-            km: AsyncKernelManager = sandboxed
             # Its parent is bwrap's init, PID 1 in its namespace: say so, or ipykernel's parent
             # poller takes PID 1 for "the server died" and quits (--die-with-parent does that
             # job here).
             arguments = ["--HistoryManager.enabled=False", "--IPKernelApp.parent_handle=1"]
-            # The connection file too: the gateway writes it, and in the session folder agent
-            # code could have put a link where it goes.
-            km.connection_file = str(self._ipc_dir / "kernel.json")
         else:
             km = AsyncKernelManager(kernel_name=self.choice.name)
             arguments = ["--HistoryManager.enabled=False"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager
 
+from ..contracts.permissions import RunPermissions
 from . import sandbox as scratch_sandbox
 from .kernels import ScratchKernel
 from .kernelspec import KernelChoice, ScratchKernelUnavailable, inspect_kernelspec
@@ -85,7 +86,15 @@ class ScratchKernels:
         described["isolation"] = scratch_sandbox.describe(self.sandbox)["label"]
         return described
 
-    def _new_kernel(self, session_id: str, choice: KernelChoice) -> ScratchKernel:
+    @property
+    def isolated(self) -> bool:
+        """Agent code cannot reach the server's files or processes: bubblewrap, or a kernel on
+        the gateway's cluster. Otherwise it runs as the server's user (DESIGN 10.1)."""
+        return self.sandbox in ("bwrap", "gateway")
+
+    def _new_kernel(
+        self, session_id: str, choice: KernelChoice, permissions: RunPermissions
+    ) -> ScratchKernel:
         if self.where == "gateway":
             from .remote import GatewayScratchKernel
 
@@ -95,6 +104,7 @@ class ScratchKernels:
                 self.log,
                 self.server_kernels,
                 choice,
+                permissions,
             )
         return ScratchKernel(
             self.workspace(session_id),
@@ -104,17 +114,30 @@ class ScratchKernels:
             network=self.network,
             state_dir=self.sessions_dir.parent,
             choice=choice,
+            permissions=permissions,
         )
 
-    async def get(self, session_id: str) -> ScratchKernel:
+    async def get(self, session_id: str, permissions: RunPermissions) -> ScratchKernel:
+        """The session's kernel for a run with ``permissions``. A kernel is started for one set
+        of permissions (what its sandbox mounts follows them); a run with other permissions gets
+        a new kernel, so nothing an earlier run mounted or loaded (its variables) reaches it."""
         lock = self._starting.setdefault(session_id, asyncio.Lock())
         async with lock:
             kernel = self.kernels.get(session_id)
+            if kernel is not None and kernel.permissions != permissions:
+                self.log.info(
+                    "scratch kernel of session %s: a run with other permissions; a new kernel",
+                    session_id,
+                )
+                del self.kernels[session_id]
+                async with kernel._lock:  # the call it is running ends first
+                    await kernel.shutdown()
+                kernel = None
             if kernel is None:
                 choice = self.kernel_choice()
                 if choice.problem is not None:
                     raise ScratchKernelUnavailable(choice.problem)
-                kernel = self._new_kernel(session_id, choice)
+                kernel = self._new_kernel(session_id, choice, permissions)
                 await kernel.start()
                 self.kernels[session_id] = kernel
             return kernel

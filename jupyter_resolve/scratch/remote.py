@@ -33,6 +33,7 @@ from jupyter_server.gateway.managers import GatewayKernelManager, GatewayMapping
 from jupyter_server.utils import url_path_join
 from tornado.escape import json_decode, json_encode, url_escape
 
+from ..contracts.permissions import RunPermissions
 from ..kernel_gateway import gateway_client
 from . import bootstrap, context_cells
 from .iopub import Execution, KernelMessage
@@ -120,8 +121,11 @@ class GatewayScratchKernel(ScratchKernel):
         log: logging.Logger,
         server_kernels: GatewayMappingKernelManager,
         choice: KernelChoice,
+        permissions: RunPermissions | None = None,
     ) -> None:
-        super().__init__(workspace, server_root, log, sandbox="gateway", choice=choice)
+        super().__init__(
+            workspace, server_root, log, sandbox="gateway", choice=choice, permissions=permissions
+        )
         self.server_kernels = server_kernels
         self.remote_session: str | None = None  # the workspace's folder in the kernel
         self._sent: dict[str, str] = {}  # context file -> sha256, as the kernel has it

@@ -2,18 +2,21 @@
 
 Inside: the filesystem read-only; the session workspace (and the kernel's IPC socket folder)
 writable; the home, the temporary folders, ``/run/user``, the Jupyter runtime directory (the
-server's ``jpserver-<pid>.json`` holds its token), the gateway's state folder and the hidden folders
-and files at the top of the server root hidden behind empty read-only mounts, while the Python
-installation, the import path and the server root stay readable (a notebook chat's python reads the
-person's files there, read-only: kernel_tools/notebook_folder.py). Own PID and IPC namespaces with a
-fresh ``/proc``, so agent code sees no other process (no ``/proc/<server>/environ``); no
-capabilities, even when the server runs as root; no network unless ``c.Resolve.sandbox_network``.
+server's ``jpserver-<pid>.json`` holds its token) and the gateway's state folder hidden behind
+empty read-only mounts, while the Python installation and the import path stay readable. The server
+root follows the caller's permissions (DESIGN 10.1): mounted read-only, every hidden folder and file
+in it emptied at any depth, only for a run whose caller may read contents (a notebook chat's python
+reads the person's files there: kernel_tools/notebook_folder.py); for any other, left out. Own PID
+and IPC namespaces with a fresh ``/proc``, so agent code sees no other process (no
+``/proc/<server>/environ``); no capabilities, even when the server runs as root; no network unless
+``c.Resolve.sandbox_network``.
 Kernel messages go over IPC sockets, since the kernel has no loopback to the server. It narrows what
 agent code can reach; it is not a boundary against kernel exploits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -24,6 +27,8 @@ import tempfile
 from pathlib import Path
 
 from jupyter_core.paths import jupyter_runtime_dir
+
+from .kernelspec import SandboxedKernelManager, ScratchKernelUnavailable
 
 SANDBOXED_LABEL = "sandboxed"
 UNSANDBOXED_LABEL = "unsandboxed: agent code runs as you"
@@ -101,6 +106,10 @@ def _existing_dirs(paths: list[Path | str]) -> set[Path]:
     return found
 
 
+def _within(path: Path, folders: set[Path]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
+
+
 def _covered(path: Path, readable: set[Path], other: set[Path]) -> bool:
     """``path`` is readable through a readable ancestor with no other mount in between."""
     for above in path.parents:
@@ -111,26 +120,74 @@ def _covered(path: Path, readable: set[Path], other: set[Path]) -> bool:
     return False
 
 
-def _dot_entries(server_root: Path, readable: set[Path]) -> tuple[set[Path], set[Path]]:
-    """The hidden folders and files at the top of the server root (``.git``, ``.ssh``, the
-    gateway's ``.resolve``), which agent code reading the person's files must not see; a
-    folder Python needs (a ``.venv`` holding the installation or the import path) stays."""
-    root = server_root.resolve()
-    needed = [p for p in readable if p != root and root in p.parents]
+MAX_WALKED_FOLDERS = 20_000
+"""Folders of the server root looked through for hidden entries at a kernel's start; past it,
+the root is not mounted at all (the bound of a walk that could miss a hidden file)."""
+
+MAX_HIDDEN_ENTRIES = 4_000
+"""Hidden entries masked one by one (each a few argv words); past it, the root is not mounted."""
+
+
+def _hidden_in_root(
+    root: Path, keep: set[Path], python: set[Path]
+) -> tuple[set[Path], set[Path]] | None:
+    """The hidden folders and files at any depth of the server root (``.git``, ``.ssh``,
+    ``proj/.git``, ``a/b/.env``, the gateway's ``.resolve``), which agent code reading the
+    person's files must not see, as ``/api/contents`` does not show them; links are not
+    followed (bwrap would mount over their targets). A hidden folder Python needs (a ``.venv``
+    holding the installation or the import path: ``python``) stays; folders in ``keep``
+    (mounted on their own: the session, the state folder) are not looked into. None when the
+    walk passes its bounds."""
+    needed = [p for p in python if root in p.parents]
     folders: set[Path] = set()
     files: set[Path] = set()
-    try:
-        entries = list(root.iterdir())
-    except OSError:
-        return folders, files
-    for entry in entries:
-        if not entry.name.startswith(".") or entry.is_symlink():
-            continue  # a link: bwrap would mount over its target, outside the root maybe
-        if entry.is_dir() and not any(p == entry or entry in p.parents for p in needed):
-            folders.add(entry)
-        elif entry.is_file():
-            files.add(entry)
+    pending, walked = [root], 0
+    while pending:
+        walked += 1
+        if walked > MAX_WALKED_FOLDERS or len(folders) + len(files) > MAX_HIDDEN_ENTRIES:
+            return None
+        try:
+            with os.scandir(pending.pop()) as listing:
+                entries = list(listing)
+        except OSError:  # unreadable to the server: unreadable inside the sandbox too
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if path in keep or entry.is_symlink():
+                continue
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if not entry.name.startswith("."):
+                if is_dir:
+                    pending.append(path)
+            elif not is_dir:
+                files.add(path)
+            elif not any(path in p.parents for p in needed):
+                folders.add(path)
     return folders, files
+
+
+def _root_mounts(
+    root: Path,
+    reads_root: bool,
+    mounted: set[Path],
+    python: set[Path],
+    log: logging.Logger | None,
+) -> tuple[set[Path], set[Path]]:
+    """What to hide of the server root (folders emptied, files emptied): the root itself for a
+    run whose caller may not read contents (DESIGN 10.1), else its hidden entries."""
+    if reads_root:
+        found = _hidden_in_root(root, mounted, python)
+        if found is not None:
+            return found
+        if log is not None:
+            log.warning(
+                "jupyter-resolve: the server root %s has more than %d folders or %d hidden "
+                "entries: scratch kernels do not mount it (agent code cannot read it)",
+                root,
+                MAX_WALKED_FOLDERS,
+                MAX_HIDDEN_ENTRIES,
+            )
+    return {root}, set()
 
 
 def bwrap_prefix(
@@ -138,10 +195,13 @@ def bwrap_prefix(
     server_root: Path,
     network: bool,
     *,
+    reads_root: bool,
     ipc_dir: Path | None = None,
     state_dir: Path | None = None,
+    log: logging.Logger | None = None,
 ) -> list[str]:
-    """The argv that runs a command inside the sandbox."""
+    """The argv that runs a command inside the sandbox; the server root is mounted (read-only,
+    without its hidden entries) only when ``reads_root``: the run's caller may read contents."""
     hidden = _existing_dirs(
         [
             os.path.expanduser("~"),
@@ -153,12 +213,17 @@ def bwrap_prefix(
             *([state_dir] if state_dir is not None else []),
         ]
     )
-    readable = _existing_dirs(
+    installation = _existing_dirs(
         [
             sys.prefix,
             sys.base_prefix,
-            server_root,
-            Path(__file__).resolve().parents[2],  # kernel_tools
+            Path(__file__).resolve().parents[2] / "kernel_tools",  # on the PYTHONPATH
+            session,
+        ]
+    )
+    readable = _existing_dirs(
+        [
+            *installation,
             *sys.path,  # what the server can import (user site, editable installs)
             # context/ stays read-only inside: agent code cannot plant links or swap files
             # there for the gateway to trip over (the gateway trusts nothing there either)
@@ -168,9 +233,23 @@ def bwrap_prefix(
     # "/" is mounted read-only first; hiding it (a service user whose home is /) would hide all
     hidden.discard(Path("/"))
     readable.discard(Path("/"))
-    hidden_dirs, hidden_files = _dot_entries(server_root, readable)
-    hidden |= hidden_dirs
+    root = server_root.resolve()
     writable = _existing_dirs([session, *([ipc_dir] if ipc_dir is not None else [])])
+    mounted = hidden | readable | writable
+    hidden_dirs, hidden_files = _root_mounts(root, reads_root, mounted, readable, log)
+    reads_root = root not in hidden_dirs  # a root too big to walk is left out
+    if not reads_root and root == Path("/"):
+        raise ScratchKernelUnavailable(
+            "scratch kernels: the server root is /, which the sandbox cannot leave out for a "
+            "run whose caller may not read contents"
+        )
+    if reads_root:
+        readable.add(root)
+    else:  # of the root, only the Python installation and the session are put back
+        readable = {p for p in readable if root not in p.parents or _within(p, installation)}
+        readable.discard(root)
+    readable -= writable
+    hidden |= hidden_dirs
     readable = {p for p in readable if not _covered(p, readable, hidden | writable)}
     # Mounts apply in order, so sort by depth: a hidden folder empties everything under it, then
     # a deeper readable or writable one is put back (the server root inside the home, the
@@ -199,3 +278,43 @@ def bwrap_prefix(
     if not network:
         argv.append("--unshare-net")
     return [*argv, "--die-with-parent", "--new-session", "--"]
+
+
+async def sandboxed_manager(
+    kernel_name: str,
+    session: Path,
+    server_root: Path,
+    network: bool,
+    *,
+    reads_root: bool,
+    state_dir: Path | None,
+    log: logging.Logger,
+) -> tuple[SandboxedKernelManager, Path]:
+    """A kernel manager that launches under bubblewrap, and the private folder of its sockets
+    and connection file (the caller removes it)."""
+    manager = SandboxedKernelManager(kernel_name=kernel_name, transport="ipc")
+    if manager.kernel_spec is not None:  # the spec is loaded once and kept
+        manager.kernel_spec.interrupt_mode = "message"
+    # A short private folder for the sockets: a socket path has at most 107 bytes, which a
+    # session folder under a deep server root can exceed.
+    ipc_dir = Path(tempfile.mkdtemp(prefix="resolve-ipc-"))
+    manager.ip = str(ipc_dir / "k")
+    # The connection file too: the gateway writes it, and in the session folder agent code
+    # could have put a link where it goes.
+    manager.connection_file = str(ipc_dir / "kernel.json")
+    prefix = functools.partial(
+        bwrap_prefix,
+        session,
+        server_root,
+        network,
+        reads_root=reads_root,
+        ipc_dir=ipc_dir,
+        state_dir=state_dir,
+        log=log,
+    )
+    try:  # in a thread: it walks the server root for hidden entries
+        manager.sandbox_prefix = await asyncio.to_thread(prefix)
+    except BaseException:
+        shutil.rmtree(ipc_dir, ignore_errors=True)
+        raise
+    return manager, ipc_dir

@@ -36,6 +36,10 @@ class ToolSchema(BaseModel):
     approval: str = "auto"
     runs_in: str = "kernel"  # kernel (kernel_tools), gateway (a trusted tool), mcp
     needs: tuple[Permission, ...] = ()  # what the run's caller must be allowed (DESIGN 10.1)
+    # and besides, while scratch kernels are not sandboxed: code that runs as the server's user
+    # reaches what it can (its files, its processes' environment), so only a caller who may
+    # read and write contents and execute kernels is offered it (DESIGN 10.1)
+    needs_unsandboxed: tuple[Permission, ...] = ()
     peer: PeerUse | None = None  # None: sandboxed for an exec tool, else yes
     file_tool: bool = False  # works in the session workspace: the file-tool discipline applies
     always_ask: bool = False  # a person approves every call, whatever the policy (DESIGN 3.7)
@@ -59,9 +63,17 @@ def default_allow(schemas: Iterable[ToolSchema]) -> list[str]:
     return [schema.name for schema in schemas]
 
 
-def needs_table(schemas: Iterable[ToolSchema]) -> dict[str, tuple[str, ...]]:
-    """Tool name → the permissions a run's caller needs for it (contracts/permissions.py)."""
-    return {schema.name: tuple(schema.needs) for schema in schemas}
+def needs_table(
+    schemas: Iterable[ToolSchema], sandboxed: bool = True
+) -> dict[str, tuple[str, ...]]:
+    """Tool name → the permissions a run's caller needs for it (contracts/permissions.py),
+    where scratch kernels are ``sandboxed`` (bubblewrap, or a cluster) or not."""
+    return {
+        schema.name: tuple(dict.fromkeys([*schema.needs, *schema.needs_unsandboxed]))
+        if not sandboxed
+        else tuple(schema.needs)
+        for schema in schemas
+    }
 
 
 def named(schemas: Mapping[str, ToolSchema], names: Iterable[str], fact: str) -> list[str]:

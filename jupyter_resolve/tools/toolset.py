@@ -30,7 +30,8 @@ class ToolSet:
     ) -> None:
         self.allowed = list(allowed)
         self.schemas = {s.name: s for s in schemas}
-        self.needs = needs_table(schemas)  # what each tool's caller must be allowed
+        # what each tool's caller must be allowed, with scratch kernels sandboxed or not
+        self._needs = {True: needs_table(schemas, True), False: needs_table(schemas, False)}
         self.specs = bridge_tools(schemas, self.allowed)
         self.drift = drift(self.specs)
         # per spec: the manifest's entry and its JSON length (contracts.context.estimate)
@@ -40,6 +41,10 @@ class ToolSet:
 
     def schema(self, name: str) -> ToolSchema | None:
         return self.schemas.get(name)
+
+    def needs(self, sandboxed: bool = True) -> dict[str, tuple[str, ...]]:
+        """Tool name → the permissions a run's caller needs for it (DESIGN 10.1)."""
+        return self._needs[sandboxed]
 
     def having(self, fact: str, names: Sequence[str]) -> list[str]:
         """The ``names`` whose schema says ``fact`` (``file_tool``, ``notebook_folder``...)."""

@@ -433,7 +433,7 @@ def test_sandbox_mounts_hide_after_they_show(
         folder.mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
-    argv = bwrap_prefix(session, home, False, state_dir=home / ".resolve")
+    argv = bwrap_prefix(session, home, False, state_dir=home / ".resolve", reads_root=True)
     pairs = list(itertools.pairwise(argv))
     where = {pair: index for index, pair in enumerate(pairs)}
     shown, hidden = ("--ro-bind", str(home)), ("--tmpfs", str(runtime))
@@ -445,4 +445,6 @@ def test_sandbox_mounts_hide_after_they_show(
     assert {"--unshare-pid", "--unshare-ipc", "--unshare-net"} <= set(argv)
     assert ("--cap-drop", "ALL") in pairs
     monkeypatch.setenv("HOME", "/")
-    assert ("--tmpfs", "/") not in list(itertools.pairwise(bwrap_prefix(session, home, False)))
+    assert ("--tmpfs", "/") not in list(
+        itertools.pairwise(bwrap_prefix(session, home, False, reads_root=True))
+    )

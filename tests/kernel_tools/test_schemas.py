@@ -21,7 +21,11 @@ SCHEMA: dict[str, Any] = {
 
 
 REQUIRED = {"name", "description", "parameters", "effect", "approval", "runs_in", "needs", "peer"}
-FACTS = {"needs", "peer", "file_tool", "always_ask", "notebook_folder", "loads_mentions"}
+FACTS = {
+    *("needs", "needs_unsandboxed", "peer"),
+    *("file_tool", "always_ask", "notebook_folder", "loads_mentions"),
+}
+PERMISSIONS = {"contents_read", "contents_write", "kernels_execute"}
 
 
 def test_tool_list() -> None:
@@ -47,9 +51,10 @@ def test_tool_list() -> None:
         assert REQUIRED <= set(tool) <= REQUIRED | FACTS, tool["name"]
         assert tool["effect"] in {"read", "write", "exec", "network"}
         assert tool["runs_in"] in {"kernel", "gateway"}
-        assert set(tool["needs"]) <= {"contents_read", "contents_write", "kernels_execute"}
+        assert set(tool["needs"]) | set(tool.get("needs_unsandboxed", ())) <= PERMISSIONS
         assert tool["peer"] in {"yes", "sandboxed"}
-        assert all(tool[fact] is True for fact in FACTS & set(tool) - {"needs", "peer"})
+        flags = FACTS & set(tool) - {"needs", "needs_unsandboxed", "peer"}
+        assert all(tool[fact] is True for fact in flags)
         assert tool["approval"] in {"auto", "ask", "deny"}
         assert tool["parameters"]["type"] == "object"
         assert len(tool["description"]) > 80

@@ -193,7 +193,7 @@ def test_the_sandbox_hides_the_roots_dot_entries_but_not_pythons(
     (root / ".env").write_text("TOKEN=x")
     (root / "data.csv").write_text("a\n")
     monkeypatch.setattr("sys.path", [*sys.path, str(root / ".venv" / "lib")])
-    argv = bwrap_prefix(session, root, False, state_dir=root / ".resolve")
+    argv = bwrap_prefix(session, root, False, state_dir=root / ".resolve", reads_root=True)
     pairs = list(itertools.pairwise(argv))
     assert ("--tmpfs", str(root / ".git")) in pairs
     assert ("/dev/null", str(root / ".env")) in pairs
