@@ -12,9 +12,11 @@ the bench itself imported ``jupyter_resolve`` from, and a side whose code came f
 fails the comparison.
 
 The sides run alternately, base first then head first (ABBA…), each a fresh ``python -m bench``
-writing its JSON; each figure's value is the median over the rounds, and a gated figure
-(``bench.metrics.GATES``) fails when head > base × threshold and the two are further apart than
-the figure's noise (its ``slack``). With no BASE: the commit ``bench/baseline`` names.
+writing its JSON; each side's figure is the median over the rounds and the ratio the median of
+the rounds' ratios (a round's two runs are back to back: a slow spell of a shared machine weighs
+on both). A gated figure (``bench.metrics.GATES``) fails when that ratio is past the threshold
+and the rounds' median difference is past the figure's noise (its ``slack``). With no BASE:
+the commit ``bench/baseline`` names.
 """
 
 from __future__ import annotations
@@ -154,26 +156,41 @@ def check_code(side: Side, report: dict[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class Row:
+    """One figure of both sides: their medians, and the pairs of each round (base, head)."""
+
     figure: str
     base: float | None
     head: float | None
     gate: Gate | None
     threshold: float
     unit: str = ""
+    pairs: tuple[tuple[float, float], ...] = ()  # (base, head) of each round that has both
 
     @property
     def ratio(self) -> float | None:
+        """The median of the rounds' ratios (each round's two runs were back to back, so a
+        slow spell of the machine weighs on both); without pairs, of the medians."""
+        ratios = [h / b for b, h in self.pairs if b > 0]
+        if ratios:
+            return float(statistics.median(ratios))
         if self.base is None or self.head is None or self.base <= 0:
             return None
         return self.head / self.base
 
     @property
+    def difference(self) -> float | None:
+        if self.pairs:
+            return float(statistics.median(h - b for b, h in self.pairs))
+        return None if self.base is None or self.head is None else self.head - self.base
+
+    @property
     def flagged(self) -> bool:
         """Past the threshold and further apart than the figure's noise."""
-        if self.gate is None or self.base is None or self.head is None:
+        ratio, difference = self.ratio, self.difference
+        if self.gate is None or difference is None:
             return False
-        over = self.head > self.base * self.threshold if self.base > 0 else self.head > 0
-        return over and self.head - self.base > self.gate.slack
+        over = ratio > self.threshold if ratio is not None else difference > 0
+        return over and difference > self.gate.slack
 
 
 def rows(base: Side, head: Side, threshold: float) -> list[Row]:
@@ -185,8 +202,27 @@ def rows(base: Side, head: Side, threshold: float) -> list[Row]:
             names.setdefault(name, units.get(name, ""))
     ordered = [n for n in GATES if n in names] + [n for n in names if n not in GATES]
     return [
-        Row(n, base.median(n), head.median(n), GATES.get(n), threshold, names[n]) for n in ordered
+        Row(
+            n,
+            base.median(n),
+            head.median(n),
+            GATES.get(n),
+            threshold,
+            names[n],
+            _pairs(base, head, n),
+        )
+        for n in ordered
     ]
+
+
+def _pairs(base: Side, head: Side, figure: str) -> tuple[tuple[float, float], ...]:
+    """(base, head) of each round both measured ``figure`` in."""
+    found = []
+    for b, h in zip(base.runs, head.runs, strict=False):
+        b_value, h_value = b.get("metrics", {}).get(figure), h.get("metrics", {}).get(figure)
+        if b_value is not None and h_value is not None:
+            found.append((float(b_value), float(h_value)))
+    return tuple(found)
 
 
 def _fmt(value: float | None) -> str:
@@ -293,7 +329,7 @@ def _alternate(
             side.runs.append(report)
             wrong += [f"{side.name} ran {p}" for p in check_code(side, report)]
             for name, reason in (report.get("errors") or {}).items():
-                say(f"compare: {side.name}: {name}: {reason.strip()[-1500:]}")
+                say(f"compare: {side.name}: {name}: {_short(reason)}")
     found = rows(base, head, options.threshold)
     print(table(base, head, found))
     flagged = [r.figure for r in found if r.flagged]
@@ -315,6 +351,12 @@ def _alternate(
     return 1 if flagged or missing else 0
 
 
+def _short(text: str, keep: int = 400) -> str:
+    """A long error's start and end (a traceback's last lines, an HTML page's title)."""
+    text = text.strip()
+    return text if len(text) <= 2 * keep else f"{text[:keep]} … {text[-keep:]}"
+
+
 def _write_json(path: Path, base: Side, head: Side, found: list[Row], threshold: float) -> None:
     report = {
         "threshold": threshold,
@@ -325,6 +367,7 @@ def _write_json(path: Path, base: Side, head: Side, found: list[Row], threshold:
                 "base": r.base,
                 "head": r.head,
                 "ratio": r.ratio,
+                "pairs": r.pairs,
                 "gated": r.gate is not None,
                 "flagged": r.flagged,
             }

@@ -95,3 +95,13 @@ def test_the_issues_figures_are_gated() -> None:
         "completion_overhead_ms",
         "server_start_extension_ms",
     } <= set(GATES)
+
+
+def test_the_ratio_is_the_median_of_the_rounds_ratios() -> None:
+    """A round's two runs are back to back: one slow spell of the machine in one round does
+    not make a regression, though the medians of each side drift apart."""
+    pairs = ((8.0, 8.5), (12.0, 13.0), (8.0, 30.0))
+    row = Row("figure", 8.0, 13.0, Gate("chain", 1.0), 1.5, pairs=pairs)
+    assert row.ratio == pytest.approx(13.0 / 12.0) and not row.flagged
+    slowed = Row("figure", 8.0, 20.0, Gate("chain", 1.0), 1.5, pairs=((8.0, 20.0), (9.0, 21.0)))
+    assert slowed.flagged
