@@ -77,6 +77,7 @@ other_python = $(firstword $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(
 DEPS_VENVS := $(foreach v,$(OTHER_PYTHONS),$(VENV)/deps-py$(v)/.stamp)
 
 .PHONY: setup labextension lab test docs test-panel test-browser test-python test-native fuzz fuzz-smoke fuzz-long lint check bench clean \
+	bench-compare test-bench \
 	peer-suite-sources test-peer-suite dist test-arm64 test-dist
 
 # The venv first; then what only needs it, side by side (pip and npm mostly wait on downloads).
@@ -170,7 +171,8 @@ lab: setup
 	$(VENV)/bin/jupyter lab --allow-root --no-browser --port=$(LAB_PORT) --ServerApp.ip=127.0.0.1 \
 		$(if $(MODEL),--Resolve.provider=$(MODEL))
 
-test: setup lint test-native test-arm64 fuzz-smoke check test-python test-peer-suite test-panel test-browser docs
+test: setup lint test-native test-arm64 fuzz-smoke check test-python test-peer-suite test-panel test-browser docs \
+	test-bench
 
 test-native:
 	$(MAKE) -C native test test-dist-$(shell uname -m)
@@ -241,6 +243,18 @@ test-browser: setup
 
 bench: setup
 	$(PY) -m bench
+
+# This tree beside BASE (default: the commit bench/baseline names), measured alternately in
+# quick runs; exit status 1 when a gated figure is past x1.5 of the base's (bench/README.md).
+BASE ?=
+BENCH_COMPARE_ARGS ?= --quick
+bench-compare: setup
+	$(PY) -m bench --compare $(BASE) $(BENCH_COMPARE_ARGS)
+
+# make test's check that nothing got slower: the quick comparison with bench/baseline's commit,
+# two rounds (a few minutes), failing only past x1.5 (a comparison, never an absolute time).
+test-bench: setup
+	$(PY) -m bench --compare --quick --rounds 2
 
 # The documentation site (Sphinx, MyST, the PyData theme), warnings as errors; offline.
 docs: setup
