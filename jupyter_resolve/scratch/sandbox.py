@@ -190,6 +190,37 @@ def _root_mounts(
     return {root}, set()
 
 
+def _mount_argv(
+    hidden: set[Path], readable: set[Path], writable: set[Path], hidden_files: set[Path]
+) -> list[str]:
+    """bubblewrap's mounts: the file system read-only, ``hidden`` folders emptied, ``readable``
+    ones put back read-only, ``writable`` ones writable, ``hidden_files`` emptied."""
+    # Mounts apply in order, so sort by depth: a hidden folder empties everything under it, then
+    # a deeper readable or writable one is put back (the server root inside the home, the
+    # session inside the hidden state folder), while a hidden folder inside a readable one (the
+    # runtime directory inside a server root that is the home) is hidden after it. At equal
+    # depth: hide, then bind, then bind writable.
+    mounts = sorted(
+        [(p, 0) for p in hidden] + [(p, 1) for p in readable] + [(p, 2) for p in writable],
+        key=lambda item: (len(item[0].parts), item[1], str(item[0])),
+    )
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *NAMESPACES]
+    for path, kind in mounts:
+        if kind == 0:
+            argv += ["--tmpfs", str(path)]
+        elif kind == 1:
+            argv += ["--ro-bind", str(path), str(path)]
+        else:
+            argv += ["--bind", str(path), str(path)]
+    # Empty and read-only: a write there fails rather than vanish with the sandbox. Only the
+    # tmpfs itself is remounted; the binds inside keep their own modes.
+    for path in sorted(hidden):
+        argv += ["--remount-ro", str(path)]
+    for path in sorted(hidden_files):  # emptied: a dot-file reads as nothing
+        argv += ["--ro-bind", "/dev/null", str(path)]
+    return argv
+
+
 def bwrap_prefix(
     session: Path,
     server_root: Path,
@@ -251,29 +282,7 @@ def bwrap_prefix(
     readable -= writable
     hidden |= hidden_dirs
     readable = {p for p in readable if not _covered(p, readable, hidden | writable)}
-    # Mounts apply in order, so sort by depth: a hidden folder empties everything under it, then
-    # a deeper readable or writable one is put back (the server root inside the home, the
-    # session inside the hidden state folder), while a hidden folder inside a readable one (the
-    # runtime directory inside a server root that is the home) is hidden after it. At equal
-    # depth: hide, then bind, then bind writable.
-    mounts = sorted(
-        [(p, 0) for p in hidden] + [(p, 1) for p in readable] + [(p, 2) for p in writable],
-        key=lambda item: (len(item[0].parts), item[1], str(item[0])),
-    )
-    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *NAMESPACES]
-    for path, kind in mounts:
-        if kind == 0:
-            argv += ["--tmpfs", str(path)]
-        elif kind == 1:
-            argv += ["--ro-bind", str(path), str(path)]
-        else:
-            argv += ["--bind", str(path), str(path)]
-    # Empty and read-only: a write there fails rather than vanish with the sandbox. Only the
-    # tmpfs itself is remounted; the binds inside keep their own modes.
-    for path in sorted(hidden):
-        argv += ["--remount-ro", str(path)]
-    for path in sorted(hidden_files):  # emptied: a dot-file reads as nothing
-        argv += ["--ro-bind", "/dev/null", str(path)]
+    argv = _mount_argv(hidden, readable, writable, hidden_files)
     argv += ["--chdir", str(session / "work")]
     if not network:
         argv.append("--unshare-net")
