@@ -9,7 +9,6 @@ the ``.prof`` files stay for ``python -m pstats`` or snakeviz.
 
 from __future__ import annotations
 
-import cProfile
 import io
 import itertools
 import os
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from tests.launcher import JUPYTER_SERVER
+
+from .profiled_server import profiler_for_clock
 
 PROFILE_DIR_ENV = "RESOLVE_BENCH_PROFILE_DIR"
 TOP = 25
@@ -47,7 +48,7 @@ def in_process(name: str, work: Callable[[A], T], arg: A) -> T:
     folder = profile_dir()
     if folder is None:
         return work(arg)
-    profiler = cProfile.Profile()
+    profiler = profiler_for_clock()
     try:
         return profiler.runcall(work, arg)
     finally:
