@@ -15,6 +15,7 @@ from traitlets.config import Configurable
 
 from .config_agents import AgentSettings
 from .config_models import ModelSettings
+from .config_provenance import ProvenanceSettings
 from .providers import registry
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ else:  # each installed provider's own settings (providers/registry.py)
     ProviderSettings = registry.settings_base()
 
 
-class Resolve(ModelSettings, AgentSettings, ProviderSettings, Configurable):
+class Resolve(ModelSettings, AgentSettings, ProvenanceSettings, ProviderSettings, Configurable):
     """Settings of jupyter-resolve (the gateway, its runtime and its providers; the model
     settings are declared in config_models.py, the external agents' in config_agents.py, each
     provider's by its entry in the jupyter_resolve.providers group)."""

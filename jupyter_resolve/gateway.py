@@ -115,6 +115,7 @@ class Gateway:
         """The artifact store, built on first use: most servers never promote (and its
         models cost a noticeable part of the extension's load)."""
         from .artifacts import Artifacts, ArtifactStore
+        from .tools.replay import Replayer  # reproductions replay calls as runs do
 
         configured = self.config.artifacts_dir
         artifacts_dir = self.root_dir / configured if configured else None
@@ -125,6 +126,10 @@ class Gateway:
             config=self.config,
             runs_dir=self.state_dir / "runs",
             on_promoted=self.on_promoted,
+            replay=Replayer(
+                self.kernels, self.config.tool_timeout, self.config.max_artifact_bytes
+            ),
+            session_runs=lambda s: [row.run_id for row in self.runs.session_rows(s)],
         )
 
     async def _cull_idle_kernels(self) -> None:

@@ -1,18 +1,22 @@
-"""The artifacts API under /resolve/api/artifacts (DESIGN 3.7): promote, list, get, content."""
+"""The artifacts API under /resolve/api/artifacts (DESIGN 3.7): promote, list, get, content; the
+provenance of artifacts: an RO-Crate of one, of a session's or a notebook's, and reproducing one
+(its producing calls run again, the digests compared)."""
 
 from __future__ import annotations
 
 import mimetypes
-from typing import Any
+from typing import IO, Any
 
 from jupyter_core.utils import ensure_async
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..contracts.errors import BadMediaType, BadRequest
+from ..contracts.errors import BadMediaType, BadRequest, NotFound
 from ..contracts.ids import check_id, optional_id
+from ..contracts.pathargs import check_path_text
 from ..handlers.base import ResolveHandler, authorized
 from ..rooms import live_notebook, record_artifact_in_room
+from .export import zip_file
 from .media import normalize_media_type, served_as
 from .records import PromoteRequest
 from .service import Artifacts, Promoted
@@ -156,3 +160,99 @@ class ArtifactContentHandler(ArtifactsAPIHandler):
         except StreamClosedError:
             return
         self.finish(set_content_type=content_type)
+
+
+class CrateDownload(ArtifactsAPIHandler):
+    """Base: answer a crate as a zip download."""
+
+    async def send_zip(self, content: Any, filename: str) -> None:
+        archive: IO[bytes] = zip_file(content)
+        try:
+            self.set_header("Content-Type", "application/zip")
+            self.set_header("X-Content-Type-Options", "nosniff")
+            self.set_header("Content-Disposition", f'attachment; filename="{filename}"')
+            for block in iter(lambda: archive.read(CHUNK), b""):
+                self.write(block)
+                await self.flush()
+        except StreamClosedError:
+            return
+        finally:
+            archive.close()
+        self.finish()
+
+
+class ArtifactCrateHandler(CrateDownload):
+    """``GET /resolve/api/artifacts/{id}/crate`` → the artifact's RO-Crate (a zip)."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self, art_id: str) -> None:
+        content = self.artifacts.crates.artifact_crate(check_id("art_id", art_id))
+        await self.send_zip(content, f"{art_id}.crate.zip")
+
+
+class GroupCrateHandler(CrateDownload):
+    """``GET /resolve/api/artifacts/crate?session=ID`` or ``?notebook=PATH`` → the crate of a
+    session's or a notebook's promoted artifacts (a notebook's with its cells' authorship)."""
+
+    @web.authenticated
+    @authorized("read")
+    async def get(self) -> None:
+        session = self.get_query_argument("session", None)
+        notebook = self.get_query_argument("notebook", None)
+        if (session is None) == (notebook is None):
+            raise BadRequest("give one of ?session=ID or ?notebook=PATH")
+        if session is not None:
+            content = self.artifacts.crates.session_crate(check_id("session", session))
+            await self.send_zip(content, f"{session}.crate.zip")
+            return
+        assert notebook is not None
+        await self.require("read", "contents")  # it reads the notebook
+        path = self._notebook_path(notebook)
+        model = await self._notebook_content(path)
+        content = self.artifacts.crates.notebook_crate(path, model)
+        await self.send_zip(content, f"{path.rsplit('/', 1)[-1]}.crate.zip")
+
+    def _notebook_path(self, notebook: str) -> str:
+        try:
+            check_path_text(notebook)
+        except ValueError as exc:
+            raise BadRequest(f"notebook: {exc}") from exc
+        return notebook.replace("\\", "/").strip("/")
+
+    async def _notebook_content(self, path: str) -> dict[str, Any] | None:
+        """The notebook through the contents manager (its checks apply); None when it is not
+        there (its artifacts still export)."""
+        manager = self.contents_manager
+        try:
+            model = await ensure_async(
+                manager.get(path, content=True, type="notebook")  # type: ignore[no-untyped-call]
+            )
+        except web.HTTPError as exc:
+            if exc.status_code == 404:
+                return None
+            raise BadRequest(f"notebook: '{path}' cannot be read ({exc.log_message})") from exc
+        content = model.get("content")
+        return dict(content) if content is not None else None
+
+
+class ReproduceHandler(ArtifactsAPIHandler):
+    """``POST /resolve/api/artifacts/{id}/reproduce`` runs its producing calls again and
+    compares: ``{reproduced, ...}``; ``GET`` the last reproduction."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, art_id: str) -> None:
+        # like a run's: the code runs with what the caller may do (DESIGN 10.1)
+        permissions = await self.run_permissions()
+        result = await self.artifacts.reproduce(check_id("art_id", art_id), permissions)
+        self.answer(result)
+
+    @web.authenticated
+    @authorized("read")
+    def get(self, art_id: str) -> None:
+        manifest = self.artifacts.store.get(check_id("art_id", art_id))
+        result = self.artifacts.store.reproduction(manifest.id)
+        if result is None:
+            raise NotFound(f"artifact {manifest.id} was never reproduced", code="no_reproduction")
+        self.answer(result)

@@ -8,6 +8,10 @@ ART_ID = r"(?P<art_id>[^/]+)"  # any segment: a bad id is a 400 naming it (check
 HANDLERS = "jupyter_resolve.artifacts.handlers"
 routes = [
     (r"/resolve/api/artifacts", "ArtifactsHandler"),
+    # before {id}: "crate" is no artifact id
+    (r"/resolve/api/artifacts/crate", "GroupCrateHandler"),
     (rf"/resolve/api/artifacts/{ART_ID}", "ArtifactHandler"),
     (rf"/resolve/api/artifacts/{ART_ID}/content", "ArtifactContentHandler"),
+    (rf"/resolve/api/artifacts/{ART_ID}/crate", "ArtifactCrateHandler"),
+    (rf"/resolve/api/artifacts/{ART_ID}/reproduce", "ReproduceHandler"),
 ]

@@ -12,8 +12,12 @@ from kernel_tools.schemas import get_tool, validate
 
 from ..config import Resolve
 from ..contracts.bodies import ToolCallRequest, ToolResult
-from ..contracts.errors import ResolveError
+from ..contracts.errors import ResolveError, TooManyRequests, Unavailable
+from ..contracts.permissions import RunPermissions
+from .export import CrateMaker
+from .provenance import SessionRuns
 from .records import AgentOrigin, ArtifactManifest, PromoteRequest
+from .reproduce import MAX_REPRODUCTIONS, Replay, reproduce
 from .sources import (
     Picked,
     kernel_value,
@@ -48,6 +52,8 @@ class Artifacts:
         config: Resolve,
         runs_dir: Path | None = None,
         on_promoted: list[Callable[[ArtifactManifest, bool], None]] | None = None,
+        replay: Replay | None = None,
+        session_runs: SessionRuns | None = None,
     ) -> None:
         # called with each promotion's manifest and whether it is new (the audit: audit/)
         self.on_promoted = on_promoted if on_promoted is not None else []
@@ -56,6 +62,43 @@ class Artifacts:
         self.sessions_dir = sessions_dir
         self.runs_dir = runs_dir if runs_dir is not None else sessions_dir.parent / "runs"
         self.config = config
+        self.replay = replay  # reproductions' replays (tools/replay.py); None: not here
+        self.crates = CrateMaker(
+            store,
+            self.runs_dir,
+            sessions_dir,
+            dict(config.orcids),
+            config.crate_license,
+            session_runs,
+        )
+        self._reproducing = 0
+
+    async def reproduce(self, art_id: str, permissions: RunPermissions) -> dict[str, Any]:
+        """Run the artifact's producing calls again and compare (reproduce.py); the result is
+        kept as its last reproduction."""
+        if self.replay is None:
+            raise Unavailable("reproducing needs the server's scratch kernels")
+        manifest, blob = self.store.content_path(art_id)
+        if self._reproducing >= MAX_REPRODUCTIONS:
+            raise TooManyRequests(
+                f"{MAX_REPRODUCTIONS} reproductions are running; try again when one ends",
+                retry_after=10,
+                code="busy",
+            )
+        self._reproducing += 1
+        try:
+            result = await reproduce(
+                manifest,
+                blob.read_bytes(),
+                self.crates.provenance(manifest),
+                self.replay,
+                self.sessions_dir,
+                permissions,
+            )
+        finally:
+            self._reproducing -= 1
+        self.store.save_reproduction(manifest.id, result)
+        return result
 
     def promote(
         self, request: PromoteRequest, *, created_by: str, by_name: str = "", live: Any = None

@@ -195,6 +195,25 @@ class ArtifactStore:
             ).fetchall()
         return [ArtifactManifest.model_validate_json(row[0]) for row in rows]
 
+    # -- reproductions ------------------------------------------------------------------------
+
+    def reproduction_path(self, art_id: str) -> Path:
+        return self.root / "reproductions" / f"{art_id}.json"
+
+    def save_reproduction(self, art_id: str, result: dict[str, object]) -> None:
+        """Keep the last reproduction of ``art_id`` (one per artifact: each replaces the last)."""
+        data = (json.dumps(result, indent=2, sort_keys=True) + "\n").encode()
+        atomic_write(self.reproduction_path(self.get(art_id).id), data, mode=0o644)
+
+    def reproduction(self, art_id: str) -> dict[str, object] | None:
+        """The last reproduction of ``art_id``, or None."""
+        path = self.reproduction_path(art_id)
+        try:
+            data = json.loads(path.read_bytes()) if re.match(ID_PATTERN, art_id) else None
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
     # -- repair and checks -------------------------------------------------------------------
 
     def reindex(self) -> Report:

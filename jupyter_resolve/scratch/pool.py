@@ -159,6 +159,14 @@ class ScratchKernels:
         assert isinstance(kernel, GatewayScratchKernel)
         return await kernel.bring_back(path, limit)
 
+    async def release(self, session_id: str) -> None:
+        """Shut down the session's kernel now (a reproduction's, once it is done)."""
+        kernel = self.kernels.pop(session_id, None)
+        self._starting.pop(session_id, None)
+        if kernel is not None:
+            async with kernel._lock:
+                await kernel.shutdown()
+
     async def cull(self, idle_seconds: float) -> None:
         """Shut down kernels idle for longer than ``idle_seconds``; their files stay on disk."""
         now = time.monotonic()

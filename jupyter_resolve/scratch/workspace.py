@@ -119,6 +119,31 @@ class Workspace:
             record[target] = self._refresh(target, source, record.get(target), log)
         self._save(record)
 
+    def copy_context(self, other: Workspace) -> list[str]:
+        """Place ``other``'s recorded context (its files and snapshots) in this workspace, as
+        a reproduction starts from them (artifacts/reproduce.py); what no longer reads as
+        recorded is left out and named."""
+        notes: list[str] = []
+        record = self.record()
+        for target, recorded in sorted(other.record().items()):
+            snapshot = target.startswith(f"{SNAPSHOTS}/")
+            name = target.split("/", 1)[1] if snapshot else target
+            source = other.snapshots / name if snapshot else other.context / target
+            try:
+                if sha256_file(source) != recorded:
+                    notes.append(f"context/{target} changed since it was recorded; left out")
+                    continue
+                if snapshot:
+                    kept = self.snapshots / name
+                    kept.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    kept.write_bytes(source.read_bytes())
+                    source = kept
+                record[target] = self._place(target, source)
+            except OSError as exc:
+                notes.append(f"context/{target} cannot be read ({exc.strerror or exc}); left out")
+        self._save(record)
+        return notes
+
     def verify(self, log: logging.Logger, server_root: Path) -> None:
         """Restore ``context/`` from the gateway's record (after a kernel restart): what changed,
         went missing or was replaced by a link is put back from the server root."""

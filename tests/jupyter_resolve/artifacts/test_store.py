@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import zipfile
 from contextlib import closing
 from pathlib import Path
 
@@ -168,14 +169,41 @@ def test_show_and_export(tmp_path: Path) -> None:
     assert json.loads(shown.stdout)["title"] == "plot"
     out = tmp_path / "out"
     out.mkdir()
-    exported = cli("artifacts", "export", manifest.id, str(out), cwd=tmp_path)
+    exported = cli("artifacts", "export", "--bytes", manifest.id, str(out), cwd=tmp_path)
     assert exported.returncode == 0, exported.stderr
     assert (out / manifest.id).read_bytes() == b"\x89PNG..."
-    exported = cli("artifacts", "export", manifest.id, str(out / "plot.png"), cwd=tmp_path)
+    exported = cli(
+        "artifacts", "export", "--bytes", manifest.id, str(out / "plot.png"), cwd=tmp_path
+    )
     assert (out / "plot.png").read_bytes() == b"\x89PNG..."
     unwritable = cli(
-        "artifacts", "export", manifest.id, str(out / "no" / "such" / "dir"), cwd=tmp_path
+        "artifacts",
+        "export",
+        "--bytes",
+        manifest.id,
+        str(out / "no" / "such" / "dir"),
+        cwd=tmp_path,
     )
     assert unwritable.returncode == 1 and "cannot write" in unwritable.stdout
     missing = cli("artifacts", "show", "art-000000000000000000000000", cwd=tmp_path)
     assert missing.returncode == 1 and "no artifact" in missing.stdout
+
+
+def test_export_writes_the_crate_as_a_zip_or_a_folder(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / ".resolve" / "artifacts")
+    manifest, _ = store.promote(b"a,b\n1,2\n", "text/csv", SCRATCH, title="table")
+    zipped = cli("artifacts", "export", manifest.id, str(tmp_path / "t.zip"), cwd=tmp_path)
+    assert zipped.returncode == 0, zipped.stdout + zipped.stderr
+    with zipfile.ZipFile(tmp_path / "t.zip") as archive:
+        names = archive.namelist()
+        metadata = json.loads(archive.read("ro-crate-metadata.json"))
+    assert "provenance.prov.json" in names
+    [file] = [e for e in metadata["@graph"] if e.get("identifier") == manifest.id]
+    assert file["sha256"] == manifest.sha256 and file["@id"] in names
+    folder = cli("artifacts", "export", manifest.id, str(tmp_path / "crate"), cwd=tmp_path)
+    assert folder.returncode == 0, folder.stdout + folder.stderr
+    assert (tmp_path / "crate" / file["@id"]).read_bytes() == b"a,b\n1,2\n"
+    again = cli("artifacts", "export", manifest.id, str(tmp_path / "crate"), cwd=tmp_path)
+    assert again.returncode == 1 and "not empty" in again.stdout
+    session = cli("artifacts", "export", "--session", "s1", str(tmp_path / "s.zip"), cwd=tmp_path)
+    assert session.returncode == 0, session.stdout + session.stderr
