@@ -259,7 +259,9 @@ class Gateway:
         """A run for a chat alone, started in process by the server's own code (no person to
         ask the Authorizer about: every permission; no owner either: the server's own run,
         which the audit names as the server's user)."""
-        return self.start_run(RunRequest(request, permissions=RunPermissions.full()))
+        return self.start_run(
+            RunRequest(request, permissions=RunPermissions.full(), others=True)
+        )
 
     async def cancel_run(self, run_id: str) -> Run:
         """Cancel a run and stop its tools (see :meth:`RunManager.cancel`): a call running in

@@ -26,6 +26,9 @@ PROMPT_TITLE = 200  # characters of the prompt a row keeps
 Position = tuple[float, str]
 """Where a listing stands: ``(started_at, id)`` of the last row shown."""
 
+Owners = tuple[str, ...] | None
+"""Whose runs a listing keeps beside those without an owner (None: everyone's)."""
+
 REASONS: frozenset[str] = frozenset({"stop", "budget", "cancelled", "error", "interrupted"})
 
 
@@ -233,13 +236,15 @@ class RunQuery:
     """Which runs a listing wants, newest first, after ``before``.
 
     ``reasons`` keeps only runs that ended for one of them; ``not_reasons`` keeps ended runs that
-    ended for none of them (A2A's "failed")."""
+    ended for none of them (A2A's "failed"); ``owners`` (not None) keeps the runs without an
+    owner and those of these owners (a person's listing: ``ownership.Viewer.owners``)."""
 
     session_id: str | None = None
     status: str | None = None  # running | completed
     peer: str | None = None
     reasons: tuple[str, ...] | None = None
     not_reasons: tuple[str, ...] | None = None
+    owners: Owners = None
     before: Position | None = None
     limit: int = DEFAULT_PAGE
 
@@ -252,6 +257,8 @@ class RunQuery:
         if self.peer is not None and info.peer != self.peer:
             return False
         if self.reasons is not None and info.reason not in self.reasons:
+            return False
+        if self.owners is not None and info.owner is not None and info.owner not in self.owners:
             return False
         if self.not_reasons is not None and (
             info.status != "completed" or info.reason in self.not_reasons
@@ -276,6 +283,10 @@ class RunQuery:
         if self.reasons is not None:
             terms.append(f"reason IN ({', '.join('?' * len(self.reasons))})")
             params.extend(self.reasons)
+        if self.owners is not None:
+            marks = ", ".join("?" * len(self.owners))
+            terms.append(f"(owner IS NULL OR owner IN ({marks}))" if marks else "owner IS NULL")
+            params.extend(self.owners)
         if self.not_reasons is not None:
             marks = ", ".join("?" * len(self.not_reasons))
             terms.append(f"status = 'completed' AND reason NOT IN ({marks})")

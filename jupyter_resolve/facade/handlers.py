@@ -135,8 +135,9 @@ class CompletionsHandler(FacadeHandler):
         )
         permissions = await self.run_permissions()
         launcher: Launcher = self.service("launcher")
+        others = await self.joins_others(session_id)
         run = launcher.start_run(
-            RunRequest(request, owner=self.run_owner(), permissions=permissions)
+            RunRequest(request, owner=self.run_owner(), permissions=permissions, others=others)
         )
         shaper = CompletionShaper(run.run_id, body.model or FACADE_MODEL)
         self.set_header("X-Resolve-Run-Id", run.run_id)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from tornado import web
 
 from ..contracts.errors import BadRequest, ResolveError, TooDeep
+from ..contracts.ownership import OTHERS, Viewer
 from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.safejson import loads
 from .errors import is_answer, raised, write_resolve_error
@@ -49,13 +50,13 @@ class KernelTokenAuthorizer(Authorizer):
     """What a request carrying the kernel token may do: everything under /resolve/api/.
 
     The token reaches only the server's own kernels, whose code already runs as the server's
-    user (it reads any file, and the server's own token, directly), and whoever runs code there
-    was allowed ``kernels`` execute by the server's Authorizer. That Authorizer judges people
-    (JupyterHub's needs a hub user), so it is not asked about the kernel token.
+    user (it reads any file, every run log and the server's own token directly), and whoever
+    runs code there was allowed ``kernels`` execute by the server's Authorizer. That Authorizer
+    judges people (JupyterHub's needs a hub user), so it is not asked about the kernel token.
     """
 
     def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:
-        return resource in ("resolve", "contents", "kernels")
+        return resource in ("resolve", "contents", "kernels", OTHERS)
 
 
 class ResolveHandler(APIHandler):
@@ -130,6 +131,19 @@ class ResolveHandler(APIHandler):
         """Who a run this request starts belongs to: the Jupyter identity's user name."""
         name = getattr(self.current_user, "username", None)
         return name if isinstance(name, str) and name else None
+
+    async def joins_others(self, session_id: str | None) -> bool:
+        """Whether a run naming ``session_id`` may join another person's session: the Authorizer
+        lets the caller decide other people's runs (asked only when a session is named)."""
+        return session_id is not None and await self.allowed("execute", OTHERS)
+
+    async def viewer(self, deciding: bool = False) -> Viewer:
+        """Who asks about runs, and what the Authorizer lets them do with other people's
+        (DESIGN 10.2): ``read`` on ``resolve-others`` to see them; with ``deciding``, whether
+        ``execute`` lets them cancel, approve or decide too."""
+        sees = await self.allowed("read", OTHERS)
+        decides = deciding and await self.allowed("execute", OTHERS)
+        return Viewer(self.run_owner(), sees, decides)
 
     async def require(self, action: str, resource: str) -> None:
         """403 unless :meth:`allowed`: the second resource of a request, beside ``resolve``

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._version import __version__
 from ..contracts.errors import ResolveError, RpcError, TooDeep
+from ..contracts.ownership import OTHERS, Viewer
 from ..contracts.safejson import loads
 from .tools import TOOLS, Allowed, Progress, WorkbenchTools
 
@@ -176,17 +177,23 @@ class McpServer:
                 name, arguments, progress, allowed, scoped=scoped, owner=owner
             )
         if method == "resources/list":
-            return {"resources": self.tools.resources()}
+            return {"resources": self.tools.resources(await viewer_of(allowed, owner))}
         if method == "resources/templates/list":
             return {"resourceTemplates": TEMPLATES}
         if method == "resources/read":
             uri = params.get("uri")
             if not isinstance(uri, str):
                 raise RpcError(INVALID_PARAMS, "resources/read needs a string 'uri'")
-            return self.tools.read_resource(uri)
+            return self.tools.read_resource(uri, await viewer_of(allowed, owner))
         if method in ("prompts/list", "logging/setLevel"):
             return {"prompts": []} if method == "prompts/list" else {}
         raise RpcError(METHOD_NOT_FOUND, f"no method '{str(method)[:64]}'")
+
+
+async def viewer_of(allowed: Allowed, owner: str | None) -> Viewer:
+    """Whose runs an MCP client sees (DESIGN 10.2): its person's, the ownerless, and others'
+    where the Authorizer grants ``read`` on ``resolve-others`` (a scoped token: never)."""
+    return Viewer(owner, await allowed("read", OTHERS))
 
 
 TEMPLATES = [

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..contracts.bodies import ChatRequest
 from ..contracts.errors import ResolveError
 from ..contracts.ids import Id, check_id
+from ..contracts.ownership import OTHERS, Viewer
 from ..contracts.pathargs import PathArg
 from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.run_rows import DEFAULT_PAGE, MAX_PAGE, RunQuery, decode_cursor
@@ -185,7 +186,8 @@ class WorkbenchTools:
                     **{name: await allowed(*asked) for name, asked in ASKED.items()}
                 )
                 asked = AskArgs.model_validate(arguments)
-                return await self.ask(asked, progress, permissions, owner)
+                others = asked.session_id is not None and await allowed("execute", OTHERS)
+                return await self.ask(asked, progress, permissions, owner, others)
             if name == "notebook_propose":
                 for action, resource in SCOPED_PROPOSE_NEEDS if scoped else PROPOSE_NEEDS:
                     if not await allowed(action, resource):
@@ -199,7 +201,7 @@ class WorkbenchTools:
                 if not await allowed("read", "contents"):
                     return text_result("notebook_read: not authorized to read contents", error=True)
                 return await self.notebook_read(NotebookArgs.model_validate(arguments).path)
-            return self.read_tool(name, arguments)
+            return self.read_tool(name, arguments, Viewer(owner, await allowed("read", OTHERS)))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -207,7 +209,7 @@ class WorkbenchTools:
         except ResolveError as exc:
             return text_result(f"{name}: {exc.message}", error=True)
 
-    def read_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def read_tool(self, name: str, arguments: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
         gateway = self.gateway
         if name == "runs_list":
             runs_args = RunsArgs.model_validate(arguments)
@@ -215,6 +217,7 @@ class WorkbenchTools:
             query = RunQuery(
                 session_id=runs_args.session_id,
                 status=runs_args.status,
+                owners=viewer.owners(),
                 before=before,
                 limit=runs_args.limit,
             )
@@ -223,6 +226,7 @@ class WorkbenchTools:
         if name == "run_events":
             events_args = RunEventsArgs.model_validate(arguments)
             run = gateway.runs.get(events_args.run_id)
+            viewer.check(run.owner, f"run '{run.run_id}'")
             events = [e.model_dump() for e in run.events if e.seq > events_args.after]
             more = len(events) > MAX_EVENTS
             return json_result({"events": events[:MAX_EVENTS], "more": more})
@@ -232,7 +236,7 @@ class WorkbenchTools:
         if name == "artifact_get":
             art_id = ArtifactArgs.model_validate(arguments).artifact_id
             manifest = gateway.artifacts.store.get(art_id)
-            content = self.read_resource(f"resolve://artifacts/{art_id}")["contents"][0]
+            content = self.read_resource(f"resolve://artifacts/{art_id}", viewer)["contents"][0]
             result = json_result(manifest.to_json())
             result["content"].append({"type": "resource", "resource": content})
             return result
@@ -271,6 +275,7 @@ class WorkbenchTools:
         progress: Progress,
         permissions: RunPermissions,
         owner: str | None = None,
+        others: bool = False,
     ) -> dict[str, Any]:
         gateway = self.gateway
         await gateway.start()
@@ -281,7 +286,8 @@ class WorkbenchTools:
                 "soul": args.soul,
             }
         )
-        run = gateway.start_run(RunRequest(request, owner=owner, permissions=permissions))
+        asked = RunRequest(request, owner=owner, permissions=permissions, others=others)
+        run = gateway.start_run(asked)
         await progress(f"run {run.run_id} started")
         idle = gateway.config.keepalive_interval
         async for event in run.watch(0, idle=idle):
@@ -307,8 +313,9 @@ class WorkbenchTools:
         result["isError"] = run.reason not in ("stop", "budget")
         return result
 
-    def resources(self) -> list[dict[str, Any]]:
-        infos = self.gateway.runs.page(RunQuery(limit=LISTED_RUNS)).runs
+    def resources(self, viewer: Viewer) -> list[dict[str, Any]]:
+        query = RunQuery(owners=viewer.owners(), limit=LISTED_RUNS)
+        infos = self.gateway.runs.page(query).runs
         runs = [
             {
                 "uri": f"resolve://runs/{i.run_id}",
@@ -329,13 +336,14 @@ class WorkbenchTools:
         ]
         return runs + artifacts
 
-    def read_resource(self, uri: str) -> dict[str, Any]:
+    def read_resource(self, uri: str, viewer: Viewer) -> dict[str, Any]:
         """``resources/read``: a run's events as JSON lines, an artifact's bytes."""
         kind, _, ident = uri.removeprefix("resolve://").partition("/")
         if not uri.startswith("resolve://") or kind not in ("runs", "artifacts"):
             raise ResolveError(f"no resource {uri!r}", code="unknown_resource")
         if kind == "runs":
             run = self.gateway.runs.get(check_id("run_id", ident))
+            viewer.check(run.owner, f"run '{ident}'")
             text = "".join(e.model_dump_json() + "\n" for e in run.events)
             return {"contents": [{"uri": uri, "mimeType": "application/x-ndjson", "text": text}]}
         manifest, path = self.gateway.artifacts.store.content_path(check_id("artifact_id", ident))

@@ -25,6 +25,11 @@ class NotebookHandler(ResolveHandler):
     def notebook(self) -> NotebookHost:
         return cast("NotebookHost", self.service("notebook"))
 
+    async def check_run_owner(self, run_id: str, deciding: bool) -> None:
+        """A proposal is its run's: its owner's to see and decide (DESIGN 10.2)."""
+        owner = self.notebook.runs.get(run_id).owner
+        (await self.viewer(deciding)).check(owner, f"run '{run_id}'", deciding)
+
 
 class NotebookVariablesHandler(NotebookHandler):
     """``GET /resolve/api/notebook/variables?path=NB``."""
@@ -51,6 +56,7 @@ class ProposalDecisionHandler(NotebookHandler):
         check_id("run_id", run_id)
         check_id("proposal_id", proposal_id)
         await self.require("read", "contents")
+        await self.check_run_owner(run_id, deciding=False)
         self.answer(await proposal_view(self.notebook, run_id, proposal_id))
 
     @web.authenticated
@@ -60,9 +66,12 @@ class ProposalDecisionHandler(NotebookHandler):
         check_id("proposal_id", proposal_id)
         await self.require("read", "contents")
         await self.require("execute", "kernels")
+        await self.check_run_owner(run_id, deciding=True)
         body = self.parse(ProposalDecisionRequest)
         self.note_decider(run_id, proposal_id)
-        outcome = await decide_proposal(self.notebook, run_id, proposal_id, body)
+        outcome = await decide_proposal(
+            self.notebook, run_id, proposal_id, body, by=self.current_user
+        )
         self.answer(outcome.answer())
 
 

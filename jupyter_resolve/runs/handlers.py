@@ -13,6 +13,7 @@ from ..contracts.bodies import ChatRequest
 from ..contracts.context import message_tokens
 from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
+from ..contracts.ownership import session_owner
 from ..contracts.run_rows import Position, RunQuery, decode_cursor, page_limit
 from ..handlers.base import ResolveHandler, authorized
 from ..notebook.kernels import UserKernels
@@ -21,8 +22,8 @@ from .approvals import decide
 from .manager import RunManager
 from .request import RunRequest
 from .run import Run
-from .tasks import TaskManager, TaskRequest
-from .transcript import SessionTranscripts
+from .tasks import Task, TaskManager, TaskRequest
+from .transcript import SessionTranscripts, refuse_other_session
 
 
 class Launcher(Protocol):
@@ -48,6 +49,18 @@ class RunsAPIHandler(ResolveHandler):
     def launcher(self) -> Launcher:
         return cast("Launcher", self.service("launcher"))
 
+    async def seen_run(self, run_id: str, deciding: bool = False) -> Run:
+        """The run, if this person may see it (DESIGN 10.2), else a 404 as for a run that is
+        not there; ``deciding``: also may cancel or decide for it, else a 403."""
+        run = self.runs.get(check_id("run_id", run_id))
+        (await self.viewer(deciding)).check(run.owner, f"run '{run_id}'", deciding)
+        return run
+
+    async def seen_task(self, task_id: str, deciding: bool = False) -> Task:
+        task = self.tasks.get(check_id("task_id", task_id))
+        (await self.viewer(deciding)).check(task.owner, f"task '{task_id}'", deciding)
+        return task
+
 
 class ChatHandler(RunsAPIHandler):
     """``POST /resolve/api/chat`` → SSE of the new run's events."""
@@ -65,8 +78,9 @@ class ChatHandler(RunsAPIHandler):
             request = await describe_mentions(notebook, request)
         await self.ensure_started()
         permissions = await self.run_permissions()
+        others = await self.joins_others(request.session_id)
         run = self.launcher.start_run(
-            RunRequest(request, owner=self.run_owner(), permissions=permissions)
+            RunRequest(request, owner=self.run_owner(), permissions=permissions, others=others)
         )
         await self.stream_run(run, run.run_id)
 
@@ -89,13 +103,18 @@ class RunsHandler(RunsAPIHandler):
 
     @web.authenticated
     @authorized("read")
-    def get(self) -> None:
+    async def get(self) -> None:
         session_id = optional_id("session_id", self.get_query_argument("session_id", None))
         status = self.get_query_argument("status", None) or None
         if status not in (None, "running", "completed"):
             raise BadRequest(f"status: {status!r} is not 'running' or 'completed'")
+        viewer = await self.viewer()
         query = RunQuery(
-            session_id=session_id, status=status, before=self._before(), limit=self._limit()
+            session_id=session_id,
+            status=status,
+            owners=viewer.owners(),
+            before=self._before(),
+            limit=self._limit(),
         )
         page = self.runs.page(query)
         runs = [r.model_dump() for r in page.runs]
@@ -119,8 +138,9 @@ class SessionsHandler(RunsHandler):
 
     @web.authenticated
     @authorized("read")
-    def get(self) -> None:
-        page = self.runs.sessions(self._before(), self._limit())
+    async def get(self) -> None:
+        owners = (await self.viewer()).owners()
+        page = self.runs.sessions(self._before(), self._limit(), owners)
         sessions = [s.to_json() for s in page.sessions]
         self.answer({"sessions": sessions, "next": page.next, "indexing": self._indexing()})
 
@@ -131,7 +151,7 @@ class RunEventsHandler(RunsAPIHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, run_id: str) -> None:
-        run = self.runs.get(check_id("run_id", run_id))
+        run = await self.seen_run(run_id)
         await self.stream_run(run, run.run_id, self.resume_after())
 
 
@@ -141,7 +161,8 @@ class RunCancelHandler(RunsAPIHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self, run_id: str) -> None:
-        run = await self.launcher.cancel_run(check_id("run_id", run_id))
+        await self.seen_run(run_id, deciding=True)
+        run = await self.launcher.cancel_run(run_id)
         self.answer({"ok": True, "run": run.info().model_dump()})
 
 
@@ -159,12 +180,12 @@ class ApprovalHandler(RunsAPIHandler):
 
     @web.authenticated
     @authorized("execute")
-    def post(self, run_id: str, call_id: str) -> None:
-        check_id("run_id", run_id)
+    async def post(self, run_id: str, call_id: str) -> None:
         body = self.parse(ApprovalRequest)
+        run = await self.seen_run(run_id, deciding=True)
         decision = body.decision
         self.note_decider(run_id, call_id)
-        decide(self.runs.get(run_id), call_id, decision, body.always)
+        decide(run, call_id, decision, body.always)
         self.answer({"ok": True, "run_id": run_id, "call_id": call_id, "decision": decision})
 
 
@@ -176,7 +197,11 @@ class TasksHandler(RunsAPIHandler):
     async def post(self) -> None:
         request = self.parse(TaskRequest)
         await self.ensure_started()
-        task = self.tasks.start(request, await self.run_permissions(), owner=self.run_owner())
+        others = await self.joins_others(request.session_id)
+        if request.session_id is not None and not others:  # before the task, not in its step
+            refuse_other_session(self.runs, request.session_id, self.run_owner())
+        permissions = await self.run_permissions()
+        task = self.tasks.start(request, permissions, owner=self.run_owner(), others=others)
         self.set_header("X-Resolve-Task-Id", task.task_id)
         await self.stream_events(task)
 
@@ -187,7 +212,7 @@ class TaskEventsHandler(RunsAPIHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, task_id: str) -> None:
-        task = self.tasks.get(check_id("task_id", task_id))
+        task = await self.seen_task(task_id)
         await self.stream_events(task, self.resume_after())
 
 
@@ -197,7 +222,8 @@ class TaskCancelHandler(RunsAPIHandler):
     @web.authenticated
     @authorized("execute")
     async def post(self, task_id: str) -> None:
-        task = await self.tasks.cancel(check_id("task_id", task_id))
+        await self.seen_task(task_id, deciding=True)
+        task = await self.tasks.cancel(task_id)
         self.answer({"ok": True, "task_id": task.task_id})
 
 
@@ -207,8 +233,10 @@ class SessionTranscriptHandler(RunsAPIHandler):
 
     @web.authenticated
     @authorized("read")
-    def get(self, session_id: str) -> None:
+    async def get(self, session_id: str) -> None:
         check_id("session_id", session_id)
+        owner = session_owner(self.runs.session_rows(session_id))
+        (await self.viewer()).check(owner, f"session '{session_id}'")
         transcripts: SessionTranscripts = self.service("transcripts")
         history = transcripts.history(session_id)
         tokens = sum(message_tokens(m, history.ratio) for m in history.messages)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..contracts.run_rows import Position, RunQuery, RunRow, Usage
+from ..contracts.run_rows import Owners, Position, RunQuery, RunRow, Usage
 
 FILE = "runs.sqlite"
 VERSION = 1  # PRAGMA user_version: another version is dropped and rebuilt from the logs
@@ -319,16 +319,19 @@ class RunIndex:
     def ids(self) -> set[str]:
         return {r[0] for r in self._select("SELECT run_id FROM runs")}
 
-    def sessions(self, before: Position | None, limit: int) -> list[SessionInfo]:
+    def sessions(
+        self, before: Position | None, limit: int, owners: Owners = None
+    ) -> list[SessionInfo]:
         """Sessions, newest run first, after ``before`` (``(last_at, session_id)``): up to
-        ``limit + 1``."""
+        ``limit + 1``; with ``owners``, only what their runs and the ownerless ones make."""
+        where, params = RunQuery(owners=owners).where(ignore_position=True)
         having = "HAVING (MAX(started_at), session_id) < (?, ?)" if before else ""
         grouped = (
             "SELECT session_id, COUNT(*), MIN(started_at), MAX(started_at), MAX(peer) "
-            f"FROM runs GROUP BY session_id {having} "
+            f"FROM runs WHERE {where} GROUP BY session_id {having} "
             "ORDER BY MAX(started_at) DESC, session_id DESC LIMIT ?"
         )
-        found = self._select(grouped, [*(before or ()), limit + 1])
+        found = self._select(grouped, [*params, *(before or ()), limit + 1])
         first = (
             "SELECT prompt FROM runs WHERE session_id = ? AND parent IS NULL AND task_id IS NULL "
             "ORDER BY started_at, run_id LIMIT 1"

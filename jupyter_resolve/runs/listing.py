@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..contracts.bodies import RunInfo
 from ..contracts.run_rows import (
+    Owners,
     Position,
     RunQuery,
     RunRow,
@@ -109,13 +110,20 @@ def _head_row(path: Path) -> RunRow | None:
 
 
 def sessions(
-    index: RunIndex, live: Iterable[Run], before: Position | None, limit: int
+    index: RunIndex,
+    live: Iterable[Run],
+    before: Position | None,
+    limit: int,
+    owners: Owners = None,
 ) -> SessionPage:
     """Sessions, the one with the newest run first; a session that only memory knows yet (its
-    first run's row not written) is listed too."""
-    found = {s.session_id: s for s in index.sessions(before, limit)}
+    first run's row not written) is listed too. With ``owners``, only the sessions of their
+    runs and of runs without an owner."""
+    found = {s.session_id: s for s in index.sessions(before, limit, owners)}
     fresh: dict[str, list[RunRow]] = {}
     for row in _overlay(index, live).values():
+        if owners is not None and row.owner is not None and row.owner not in owners:
+            continue
         fresh.setdefault(row.session_id, []).append(row)
     for session_id, rows in fresh.items():
         if session_id in found or index.session_rows(session_id):

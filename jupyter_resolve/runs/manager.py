@@ -23,7 +23,7 @@ from ..contracts.budget import Limits, exceeded, phrase
 from ..contracts.context import fit_round, surely_fits
 from ..contracts.errors import NotFound, RuntimeGone, RuntimeRejected, RuntimeStartError
 from ..contracts.frames import Emitted
-from ..contracts.run_rows import Position, RunQuery, RunRow
+from ..contracts.run_rows import Owners, Position, RunQuery, RunRow
 from ..runtime.supervisor import RuntimeSupervisor
 from ..tools.dispatch import ToolDispatcher
 from . import listing
@@ -33,6 +33,7 @@ from .index import FILE as INDEX_FILE
 from .index import RunIndex
 from .index_upkeep import Ids, Upkeep, close_left_live
 from .inference_notes import InferenceNotes
+from .listing import SessionPage
 from .log import RunLog, read_run_log
 from .run import Run
 from .tool_calls import SchemaOf, ToolCalls
@@ -285,8 +286,7 @@ class RunManager:
         )
 
     async def stop_for_budget(self, run: Run, which: str) -> None:
-        """End a run whose tool-call, time, token or cost budget is used up: reason
-        ``budget``."""
+        """End a run whose tool-call, time, token or cost budget is used up (``budget``)."""
         if run.completed or run.translator.override_reason:
             return
         run.translator.override_reason = "budget"
@@ -322,8 +322,8 @@ class RunManager:
     def count(self, query: RunQuery) -> int:
         return listing.count(self.index, list(self.runs.values()), query)
 
-    def sessions(self, before: Position | None, limit: int) -> listing.SessionPage:
-        return listing.sessions(self.index, list(self.runs.values()), before, limit)
+    def sessions(self, before: Position | None, limit: int, owners: Owners = None) -> SessionPage:
+        return listing.sessions(self.index, list(self.runs.values()), before, limit, owners)
 
     def session_rows(self, session_id: str) -> list[RunRow]:
         """A session's runs, oldest first (its transcript reads only these)."""

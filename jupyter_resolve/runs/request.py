@@ -19,7 +19,9 @@ class RunRequest:
 
     ``permissions`` are the caller's, as the edge asked the Authorizer (none unless given: a
     run nobody vouched for reaches neither the server's files nor a user's kernel); a task's
-    steps and a delegation carry their starter's, and their ``owner`` too (DESIGN 10.2)."""
+    steps and a delegation carry their starter's, and their ``owner`` too (DESIGN 10.2). A run
+    joins only a session of its own owner's, or one without an owner, unless ``others``: the
+    server's own code, or a caller the Authorizer lets decide other people's runs."""
 
     chat: ChatRequest
     peer: str | None = None  # the A2A peer the run works for
@@ -29,3 +31,4 @@ class RunRequest:
     exclude_tools: tuple[str, ...] = ()
     only_tools: tuple[str, ...] | None = None
     permissions: RunPermissions = field(default_factory=RunPermissions)
+    others: bool = False

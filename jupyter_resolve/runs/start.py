@@ -40,7 +40,7 @@ from .instructions import project_instructions
 from .manager import RunManager, new_id
 from .request import RunRequest
 from .run import Run
-from .transcript import SessionHistory, SessionTranscripts
+from .transcript import SessionHistory, SessionTranscripts, refuse_other_session
 
 
 class RunHost(Protocol):
@@ -127,6 +127,8 @@ def _plan(host: RunHost, request: RunRequest) -> _Plan:
     tools = toolset.select(names)
     session_id = chat.session_id or new_id("session")
     check_namespace(request, session_id)
+    if chat.session_id is not None and request.parent is None and not request.others:
+        refuse_other_session(host.runs, chat.session_id, request.owner)  # DESIGN 10.2
     context_digest = _materialize(host, chat, session_id)
     limits = Limits(
         rounds=soul.rounds if soul else config.max_rounds,

@@ -72,6 +72,7 @@ class Task(EventStream):
         self.model: str | None = None  # the steps' model (None: the default)
         self.permissions = RunPermissions()  # its starter's: every step runs with them
         self.owner: str | None = None  # who started it: every step is theirs
+        self.others = False  # its steps may join other people's sessions (RunRequest.others)
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
@@ -90,6 +91,8 @@ class Task(EventStream):
             session_id=str(started.get("session_id", "")),
             log=None,
         )
+        owner = started.get("owner")
+        task.owner = owner if isinstance(owner, str) and owner else None
         for event in events:
             task.append(event.type, event.data)
         if not task.closed:  # a log without events, or cut after the mark: a replay still ends
@@ -105,7 +108,11 @@ class TaskManager:
         self.tasks: dict[str, Task] = {}
 
     def start(
-        self, request: TaskRequest, permissions: RunPermissions, owner: str | None = None
+        self,
+        request: TaskRequest,
+        permissions: RunPermissions,
+        owner: str | None = None,
+        others: bool = False,
     ) -> Task:
         """Start the task; its steps carry ``permissions`` and ``owner``, its starter's."""
         missing = [s for s in request.chain or DEFAULT_CHAIN if s not in self.gateway.souls]
@@ -120,11 +127,10 @@ class TaskManager:
         task = Task(task_id, request.goal, chain, session_id, log)
         task.model = request.model
         task.permissions = permissions
-        task.owner = owner
+        task.owner, task.others = owner, others
         self.tasks[task_id] = task
-        task.emit(
-            "task.started", {"goal": task.goal, "chain": task.chain, "session_id": session_id}
-        )
+        started = {"goal": task.goal, "chain": task.chain, "session_id": session_id}
+        task.emit("task.started", {**started, "owner": owner})
         task.runner = asyncio.create_task(self._run(task))
         return task
 
@@ -160,7 +166,11 @@ class TaskManager:
         )
         run = self.gateway.start_run(
             RunRequest(
-                request, task_id=task.task_id, owner=task.owner, permissions=task.permissions
+                request,
+                task_id=task.task_id,
+                owner=task.owner,
+                permissions=task.permissions,
+                others=task.others,
             )
         )
         task.children.append(run)

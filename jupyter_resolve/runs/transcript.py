@@ -25,6 +25,8 @@ from typing import Any
 from ..contracts.bodies import Event
 from ..contracts.compaction import summary_message
 from ..contracts.context import calibration
+from ..contracts.errors import Forbidden
+from ..contracts.ownership import session_owner
 from ..contracts.transcript import Message, fold_run
 from .log import read_run_log
 from .manager import RunManager
@@ -186,3 +188,15 @@ def _measured_ratio(events: list[Event], previous: float) -> float:
         return base
     reported = usage.get("prompt_tokens")
     return calibration(reported if isinstance(reported, int) else 0, estimated, base)
+
+
+def refuse_other_session(runs: RunManager, session_id: str, owner: str | None) -> None:
+    """A session is its owner's (DESIGN 10.2): a run naming another person's session would read
+    their transcript and work in their scratch kernel. 403 ``not_owner`` when ``session_id`` is
+    a session of someone other than ``owner`` (a session without an owner is everyone's)."""
+    first = session_owner(runs.session_rows(session_id))
+    if first is not None and first != owner:
+        raise Forbidden(
+            f"session_id: '{session_id}' is another person's session; start a new one",
+            code="not_owner",
+        )
