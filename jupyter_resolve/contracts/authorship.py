@@ -72,3 +72,35 @@ def cell_authorship(cell: dict[str, Any]) -> dict[str, Any] | None:
     source = cell.get("source", "")
     edited = None if digest is None else source_sha256(source) != digest
     return {**data, "cell_id": cell.get("id"), "edited": edited}
+
+
+def accepted(
+    sources: list[str],
+    *,
+    run_id: str,
+    call_id: str,
+    proposal_id: str,
+    model: str | None,
+    soul: str | None,
+    by: str,
+    by_name: str,
+    at: str,
+    edited: bool,
+) -> list[dict[str, Any]]:
+    """The ``metadata.resolve`` of each accepted cell (``sources``: their sources as accepted),
+    what the decision's answer carries for the client to put into the cells."""
+    return [
+        CellAuthorship(
+            run_id=run_id,
+            call_id=call_id,
+            proposal_id=proposal_id,
+            model=model,
+            soul=soul,
+            accepted_by=by or None,
+            accepted_by_name=by_name or None,
+            accepted_at=at,
+            source_sha256=source_sha256(source),
+            edited_on_accept=edited,
+        ).model_dump(exclude_none=True)
+        for source in sources
+    ]

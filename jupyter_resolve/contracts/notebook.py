@@ -113,11 +113,22 @@ class ProposalOutcome(BaseModel):
     cells: list[ProposedCell] = Field(default_factory=list)
     outputs: list[list[dict[str, Any]]] | None = None
     execution_counts: list[int | None] | None = None
+    #: accepted: each cell's ``metadata.resolve``, who wrote it and who accepted it
+    #: (contracts/authorship.py), for the client to put into the cells
+    authorship: list[dict[str, Any]] | None = None
 
     def answer(self) -> dict[str, Any]:
         """The endpoint's body."""
         return self.model_dump(
-            include={"proposal_id", "decision", "edited", "ran", "outputs", "execution_counts"}
+            include={
+                "proposal_id",
+                "decision",
+                "edited",
+                "ran",
+                "outputs",
+                "execution_counts",
+                "authorship",
+            }
         )
 
     def event(self) -> dict[str, Any]:

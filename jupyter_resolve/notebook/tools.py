@@ -16,12 +16,14 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from ..config import Resolve
+from ..contracts.authorship import accepted
 from ..contracts.bodies import ChatRequest, ToolCallRequest, ToolResult
 from ..contracts.errors import BadRequest, Conflict, ResolveError, Unavailable
 from ..contracts.notebook import (
@@ -277,10 +279,15 @@ async def notebook_propose(host: NotebookHost, request: ToolCallRequest) -> Tool
 
 
 async def decide_proposal(
-    host: NotebookHost, run_id: str, proposal_id: str, body: ProposalDecisionRequest
+    host: NotebookHost,
+    run_id: str,
+    proposal_id: str,
+    body: ProposalDecisionRequest,
+    by: Any = None,
 ) -> ProposalOutcome:
-    """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``."""
-    host.runs.get(run_id)  # NotFound for an unknown run
+    """``POST /resolve/api/runs/{run_id}/proposals/{proposal_id}``; ``by``, the deciding
+    person (a Jupyter identity): accepted cells' authorship names them."""
+    run = host.runs.get(run_id)  # NotFound for an unknown run
 
     async def runner(notebook: str, sources: list[str]) -> Any:
         # Accept and run on a notebook without a kernel starts the one it names (issue 40.3):
@@ -294,7 +301,23 @@ async def decide_proposal(
         assert proposal.replace_cell_id is not None
         return await _user_kernels(host).cell_source(proposal.notebook, proposal.replace_cell_id)
 
-    return await host.proposals.decide(run_id, proposal_id, body, runner, target)
+    outcome = await host.proposals.decide(run_id, proposal_id, body, runner, target)
+    if outcome.decision != "accepted":
+        return outcome
+    login = str(getattr(by, "username", None) or "")
+    authorship = accepted(
+        [c.source for c in outcome.cells],
+        run_id=run_id,
+        call_id=host.proposals.get(run_id, proposal_id).call_id,
+        proposal_id=proposal_id,
+        model=run.model,
+        soul=run.soul,
+        by=login,
+        by_name=str(getattr(by, "display_name", None) or getattr(by, "name", None) or login),
+        at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        edited=outcome.edited,
+    )
+    return outcome.model_copy(update={"authorship": authorship})
 
 
 async def proposal_view(host: NotebookHost, run_id: str, proposal_id: str) -> dict[str, Any]:

@@ -1,0 +1,109 @@
+"""Reproducing an artifact (issue 49.2): on a real server, the calls that made a promoted result
+run again in a fresh scratch kernel from the recorded inputs (the attached file, the code in the
+run log) and the digests are compared: true for deterministic python, false with a diff when
+the recorded code is changed in a copy of the log; nondeterminism reported; the last
+reproduction kept and put into the crate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from jupyter_resolve.contracts.permissions import RunPermissions
+from jupyter_resolve.tools.replay import Replayer
+from tests.conftest import Server
+from tests.jupyter_resolve.artifacts.crates import graph, refs, unzip
+from tests.jupyter_resolve.artifacts.test_crate import promoted_table
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def copy_with_code(root: Path, run_id: str, copy_id: str, old: str, new: str) -> None:
+    """A copy of a run log whose recorded code is changed (its recorded results are not)."""
+    runs = root / ".resolve" / "runs"
+    lines = []
+    for line in (runs / f"{run_id}.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        record["data"]["run_id"] = copy_id
+        code = record["data"].get("arguments", {}).get("code")
+        if isinstance(code, str):
+            record["data"]["arguments"]["code"] = code.replace(old, new)
+        lines.append(json.dumps(record))
+    (runs / f"{copy_id}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+async def test_deterministic_python_reproduces_and_the_crate_says_so(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    art = await promoted_table(server, gateway, tmp_path, jp_root_dir)
+    never = await server.get(f"/resolve/api/artifacts/{art['id']}/reproduce")
+    assert never.status_code == 404 and never.json()["error"]["code"] == "no_reproduction"
+    response = await server.post(f"/resolve/api/artifacts/{art['id']}/reproduce", {})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["reproduced"] is True and result["identical"] is True, result
+    assert result["sha256"] == art["sha256"] and result["steps"] == 2
+    assert result["failed_steps"] == [] and result["nondeterminism"] == []
+    environment = result["environment"]
+    assert environment["python"] and environment["seeds"]["PYTHONHASHSEED"]
+    assert "ipykernel" in environment["packages"]
+    # nothing of the reproduction's session is left behind
+    sessions = jp_root_dir / ".resolve" / "sessions"
+    assert [p.name for p in sessions.iterdir()] == ["s-squares"]
+    kept = await server.get(f"/resolve/api/artifacts/{art['id']}/reproduce")
+    assert kept.json()["sha256"] == art["sha256"]
+    crate = await server.get(f"/resolve/api/artifacts/{art['id']}/crate")
+    entities = graph(unzip(crate.content, tmp_path / "crate"))
+    action = entities[f"#reproduction-{art['id']}"]
+    kernel = entities[refs(action["instrument"])[0]]
+    requirements = refs(kernel["softwareRequirements"])
+    assert any(r.startswith("https://pypi.org/project/ipykernel/") for r in requirements)
+    assert any(entities[r].get("name") == "PYTHONHASHSEED" for r in refs(action["object"]))
+
+
+async def test_changed_code_does_not_reproduce_and_the_diff_says_how(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    art = await promoted_table(server, gateway, tmp_path, jp_root_dir)
+    copy_with_code(jp_root_dir, art["run_id"], "run-edited-copy", "range(n)", "range(n + 1)")
+    body = {"run_id": "run-edited-copy", "call_id": art["calls"][1]}
+    copied = await server.post("/resolve/api/artifacts", body)
+    assert copied.status_code == 201, copied.text
+    assert copied.json()["sha256"] == art["sha256"]  # the recorded result, unchanged
+    response = await server.post(f"/resolve/api/artifacts/{copied.json()['id']}/reproduce", {})
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["reproduced"] is False, result
+    assert result["difference"]["kind"] == "text"
+    assert "+4,16" in result["difference"]["diff"]
+    assert result["summary"].startswith("not reproduced")
+
+
+async def test_what_no_agent_call_made_is_not_reproducible(
+    server: Server, jp_root_dir: Path
+) -> None:
+    (jp_root_dir / "notes.txt").write_text("mine\n")
+    promoted = await server.post("/resolve/api/artifacts", {"file": "notes.txt"})
+    assert promoted.status_code == 201, promoted.text
+    response = await server.post(f"/resolve/api/artifacts/{promoted.json()['id']}/reproduce", {})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "not_reproducible"
+    assert "file of the server root" in response.json()["error"]["message"]
+    bad = await server.post("/resolve/api/artifacts/../reproduce", {})
+    assert bad.status_code in (400, 404)
+
+
+def test_a_caller_replays_only_what_a_run_of_theirs_could_call() -> None:
+    """Unsandboxed, python runs as the server's user: only for a caller who may read and write
+    contents and execute kernels (DESIGN 10.1); sandboxed, for anyone."""
+    loose = Replayer(SimpleNamespace(isolated=False), 10, 100)  # type: ignore[arg-type]
+    reader = RunPermissions(contents_read=True)
+    refusal = loose.refusal(["python"], reader)
+    assert refusal is not None and "contents write" in refusal and "kernels execute" in refusal
+    assert loose.refusal(["python"], RunPermissions.full()) is None
+    sandboxed = Replayer(SimpleNamespace(isolated=True), 10, 100)  # type: ignore[arg-type]
+    assert sandboxed.refusal(["python", "shell"], RunPermissions()) is None
