@@ -32,6 +32,7 @@ from . import (
     cpu,
     footprint,
     ghost_text,
+    hub_service,
     local_model,
     magics,
     prefix_cache,
@@ -63,6 +64,7 @@ METRICS: dict[str, Metric] = {
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
     "completion": completion.completion_overhead,
+    "hub_service": hub_service.hub_service,
     "ghost_text": ghost_text.ghost_text,  # last: a JupyterLab and chromium of its own
 }
 

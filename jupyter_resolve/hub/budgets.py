@@ -148,47 +148,58 @@ class UsageStore:
     def _reserve(
         self, user: str, model: str, worst: Used, limits: Limits, cap: int, day: str
     ) -> Held | None:
-        periods = (day, day[:7], LIVE)
-        with self.engine.connect() as connection, connection.begin() as transaction:
-            self._ensure_rows(connection, user, periods)
-            live = BUDGET.c.period == LIVE
-            admitted = connection.execute(
-                update(BUDGET)
-                .where(
-                    BUDGET.c.user == user,
-                    or_(
-                        and_(BUDGET.c.period == day, _under(limits.day_tokens, limits.day_cost)),
-                        and_(
-                            BUDGET.c.period == day[:7],
-                            _under(limits.month_tokens, limits.month_cost),
-                        ),
-                        and_(live, BUDGET.c.in_flight < cap) if cap > 0 else live,
+        """One transaction: the conditional update of the user's three rows and the
+        reservation's row; the rows are made first only when the update finds fewer than
+        three (a new user, day or month: the first request of each pays for it)."""
+        for make_rows in (False, True):
+            with self.engine.connect() as connection, connection.begin() as transaction:
+                if make_rows:
+                    self._ensure_rows(connection, user, (day, day[:7], LIVE))
+                admitted = connection.execute(self._admission(user, worst, limits, cap, day))
+                if admitted.rowcount != 3:
+                    transaction.rollback()
+                    continue
+                held = Held(uuid.uuid4().hex, user, model, day, worst)
+                connection.execute(
+                    HELD.insert().values(
+                        id=held.id,
+                        user=user,
+                        model=model,
+                        day=day,
+                        prompt_tokens=worst.prompt_tokens,
+                        completion_tokens=worst.completion_tokens,
+                        cost=worst.cost,
+                        replica=self.replica,
+                        expires=self.clock() + self.ttl,
+                    )
+                )
+                return held
+        return None
+
+    @staticmethod
+    def _admission(user: str, worst: Used, limits: Limits, cap: int, day: str) -> Any:
+        """The one statement that admits a request: its worst case added to today's and this
+        month's reservations, and one to those in flight, only where each has room."""
+        live = BUDGET.c.period == LIVE
+        return (
+            update(BUDGET)
+            .where(
+                BUDGET.c.user == user,
+                or_(
+                    and_(BUDGET.c.period == day, _under(limits.day_tokens, limits.day_cost)),
+                    and_(
+                        BUDGET.c.period == day[:7],
+                        _under(limits.month_tokens, limits.month_cost),
                     ),
-                )
-                .values(
-                    reserved_tokens=BUDGET.c.reserved_tokens + _by_period(0, worst.tokens),
-                    reserved_cost=BUDGET.c.reserved_cost + _by_period(0.0, worst.cost),
-                    in_flight=BUDGET.c.in_flight + _by_period(1, 0),
-                )
+                    and_(live, BUDGET.c.in_flight < cap) if cap > 0 else live,
+                ),
             )
-            if admitted.rowcount != len(periods):
-                transaction.rollback()
-                return None
-            held = Held(uuid.uuid4().hex, user, model, day, worst)
-            connection.execute(
-                HELD.insert().values(
-                    id=held.id,
-                    user=user,
-                    model=model,
-                    day=day,
-                    prompt_tokens=worst.prompt_tokens,
-                    completion_tokens=worst.completion_tokens,
-                    cost=worst.cost,
-                    replica=self.replica,
-                    expires=self.clock() + self.ttl,
-                )
+            .values(
+                reserved_tokens=BUDGET.c.reserved_tokens + _by_period(0, worst.tokens),
+                reserved_cost=BUDGET.c.reserved_cost + _by_period(0.0, worst.cost),
+                in_flight=BUDGET.c.in_flight + _by_period(1, 0),
             )
-            return held
+        )
 
     def _ensure_rows(self, connection: Connection, user: str, periods: Iterable[str]) -> None:
         rows = [

@@ -22,9 +22,10 @@ from typing import Any, Literal
 
 import httpx
 
-from ..contracts.errors import ResolveError
 from ..contracts.sse import DONE, SSEDecoder
+from ..providers.raw_http import ConnectionPool
 from .budgets import Used
+from .opening import Opened, UpstreamUnreachable, open_upstream
 
 Wire = Literal["openai", "anthropic"]
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
@@ -142,13 +143,6 @@ KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: every client skips it
 Starter = Callable[[int, str], None]
 
 
-class UpstreamUnreachable(ResolveError, ConnectionError):
-    """The upstream could not be reached or broke off; the message is safe to show."""
-
-    status = 502
-    code = "upstream_unreachable"
-
-
 @dataclass
 class Relayed:
     """How a relay ended: the upstream's status; ``finished``: its answer was read to the end;
@@ -159,15 +153,13 @@ class Relayed:
     client_gone: bool = False
 
 
-async def refused_key(
-    upstream: Upstream, response: httpx.Response, start: Starter, write: Writer
-) -> None:
+async def refused_key(upstream: Upstream, opened: Opened, start: Starter, write: Writer) -> None:
     """The upstream refused the service's key: the user cannot fix that, the admin can (a
     401 passed through would read as the user's token being refused)."""
-    said = upstream.redact((await response.aread()).decode("utf-8", "replace"))[:300]
+    said = upstream.redact((await opened.read()).decode("utf-8", "replace"))[:300]
     message = (
         f"the upstream at {upstream.url()} refused the hub service's key "
-        f"({response.status_code}: {' '.join(said.split())}); the hub's administrator must "
+        f"({opened.status}: {' '.join(said.split())}); the hub's administrator must "
         f"check the key in the service's environment"
     )
     body = {"error": {"code": "upstream_refused_key", "message": message}}
@@ -208,7 +200,7 @@ async def _drain(pieces: AsyncIterator[bytes], watch: UsageWatch, streamed: bool
 
 
 async def relay(
-    client: httpx.AsyncClient,
+    connection: tuple[httpx.AsyncClient, ConnectionPool],
     upstream: Upstream,
     request: tuple[str, dict[str, Any]],
     incoming: dict[str, str],
@@ -223,43 +215,36 @@ async def relay(
     answer's head is in, then ``write`` each piece as it arrives (and ``watch`` reads it)."""
     path, body = request
     url = upstream.url(path)
-    built = client.build_request("POST", url, json=body, headers=upstream.headers(incoming))
     try:
-        response = await client.send(built, stream=True)
-    except httpx.HTTPError as exc:
-        why = upstream.redact(str(exc)) or type(exc).__name__
-        raise UpstreamUnreachable(f"cannot reach the upstream at {url}: {why}") from exc
+        opened = await open_upstream(*connection, url, upstream.headers(incoming), body)
+    except UpstreamUnreachable as exc:
+        exc.message = upstream.redact(exc.message)
+        raise
     try:
-        if response.status_code in (401, 403):
-            await refused_key(upstream, response, start, write)
+        if opened.status in (401, 403):
+            await refused_key(upstream, opened, start, write)
             return Relayed(502)
-        status = response.status_code
-        content_type = response.headers.get("content-type", "application/json")
-        streamed = status < 400 and "text/event-stream" in content_type
-        start(status, content_type)
-        pieces = _with_keepalives(response.aiter_bytes(), keepalive if streamed else 0.0)
-        try:
-            async for piece in pieces:
-                if not piece:  # the upstream said nothing for a while: say the line is alive
-                    piece = KEEPALIVE
-                elif status >= 400:  # an error body: the key blanked should the upstream echo it
-                    piece = upstream.redact(piece.decode("utf-8", "replace")).encode()
-                else:
-                    watch.feed(piece, streamed)
-                if not await write(piece):
-                    break
+        status = opened.status
+        streamed = status < 400 and "text/event-stream" in opened.content_type
+        start(status, opened.content_type)
+        pieces = _with_keepalives(opened.pieces, keepalive if streamed else 0.0)
+        async for piece in pieces:
+            if not piece:  # the upstream said nothing for a while: say the line is alive
+                piece = KEEPALIVE
+            elif status >= 400:  # an error body: the key blanked should the upstream echo it
+                piece = upstream.redact(piece.decode("utf-8", "replace")).encode()
             else:
-                if streamed and upstream.wire == "openai" and not watch.done:
-                    await write(b"data: [DONE]\n\n")  # the end, said as clients expect it
-                return Relayed(status)
-            try:  # the client hung up: read on (bounded) for the usage to charge
-                await asyncio.wait_for(_drain(pieces, watch, streamed), hangup_timeout)
-            except asyncio.TimeoutError:
-                return Relayed(status, finished=False, client_gone=True)
-            return Relayed(status, client_gone=True)
-        except httpx.HTTPError as exc:
-            raise UpstreamUnreachable(
-                f"the upstream at {url} broke off: {type(exc).__name__}"
-            ) from exc
+                watch.feed(piece, streamed)
+            if not await write(piece):
+                break
+        else:
+            if streamed and upstream.wire == "openai" and not watch.done:
+                await write(b"data: [DONE]\n\n")  # the end, said as clients expect it
+            return Relayed(status)
+        try:  # the client hung up: read on (bounded) for the usage to charge
+            await asyncio.wait_for(_drain(pieces, watch, streamed), hangup_timeout)
+        except asyncio.TimeoutError:
+            return Relayed(status, finished=False, client_gone=True)
+        return Relayed(status, client_gone=True)
     finally:
-        await response.aclose()
+        await opened.close()

@@ -24,8 +24,9 @@ from .._version import __version__
 from ..contracts.errors import BadRequest
 from ..contracts.safejson import loads
 from .budgets import Held, Refusal, Used
-from .forward import Relayed, UpstreamUnreachable, UsageWatch, Wire, relay
+from .forward import Relayed, UsageWatch, Wire, relay
 from .limits import Decision, Limits, Spent, decide, too_many, unpriced, usage_view
+from .opening import UpstreamUnreachable
 from .service import Service
 from .worst_case import completion_limit, prompt_estimate
 
@@ -118,7 +119,7 @@ class ForwardHandler(ServiceHandler):
             body = parse_body(bytes(self.raw))
         except BadRequest as exc:
             self.fail(400, exc.code, exc.message)
-        self.raw = bytearray()  # the parsed body is what is kept
+        size, self.raw = len(self.raw), bytearray()  # the parsed body is what is kept
         config = self.service.config
         limits = await self.limits_of(self.user)
         model = config.model_for(str(body.get("model") or ""), limits)
@@ -133,14 +134,13 @@ class ForwardHandler(ServiceHandler):
             options = body.get("stream_options")
             body["stream_options"] = {**(options if isinstance(options, dict) else {})}
             body["stream_options"]["include_usage"] = True
-        held = await self.reserve(body, model, limits, now)
+        held = await self.reserve(body, size, model, limits, now)
         await self.forward(body, held)
 
     async def reserve(
-        self, body: dict[str, Any], model: str, limits: Limits, now: datetime
+        self, body: dict[str, Any], size: int, model: str, limits: Limits, now: datetime
     ) -> Held:
         config = self.service.config
-        size = len(json.dumps(body))
         prompt = prompt_estimate(size)
         completion = completion_limit(body, config.reserve_max_tokens)
         worst = Used(prompt, completion, config.cost(model, Used(prompt, completion)))
@@ -188,7 +188,7 @@ class ForwardHandler(ServiceHandler):
         try:
             try:
                 relayed = await relay(
-                    self.service.client,
+                    (self.service.client, self.service.raw_pool),
                     config.upstream(self.wire),
                     (self.path, body),
                     headers,

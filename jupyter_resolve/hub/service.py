@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..contracts.errors import ResolveError
+from ..providers.raw_http import ConnectionPool
 from .budgets import UsageStore
 from .database import make_engine, ping
 from .settings import ResolveHub
@@ -88,6 +89,7 @@ class Service:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
             trust_env=True,
         )
+        self.raw_pool = ConnectionPool()  # kept-alive connections to a plain-HTTP upstream
         self.log = logging.getLogger("jupyter_resolve.hub")
         self._groups: dict[str, tuple[float, list[str]]] = {}
         self._upstreams: dict[str, tuple[float, bool]] = {}
@@ -171,6 +173,7 @@ class Service:
         return ok
 
     async def aclose(self) -> None:
+        self.raw_pool.close()
         await self.client.aclose()
         self.pool.shutdown(wait=True)
         self.store.close()

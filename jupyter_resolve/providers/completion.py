@@ -119,6 +119,11 @@ async def _request(
         response = await client.post(url, json=body, headers=headers)
     except Exception as exc:
         raise ProviderError(provider._redact(f"{provider.label} at {url}: {exc}")) from exc
+    from .hub import HubProvider  # here: the hub's module loads only where it is used
+
+    if response.status_code >= 400 and isinstance(provider, HubProvider):
+        # the hub service's refusal (budget, models, in flight) in its words, never a page
+        raise provider._status_error(url, response.status_code, response.content, response.headers)
     if response.status_code >= 400:
         message = provider._redact(response.text[:300])
         raise ProviderError(

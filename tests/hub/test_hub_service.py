@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import sys
 import threading
@@ -27,6 +28,7 @@ from tests.fakes.anthropic_server import TEXT as ANTHROPIC_TEXT
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI, error
 from tests.hub.hub import (
+    PASSWORD,
     USERS,
     Hub,
     HubSetup,
@@ -89,6 +91,7 @@ def service_setup(workdir: Path, upstreams: FakeUpstreams, public: int) -> HubSe
         "url": f"http://127.0.0.1:{port}",
         "command": [sys.executable, "-m", "jupyter_resolve.hub"],
         "cwd": str(service_dir),
+        "oauth_no_confirm": True,
     }
     return HubSetup(
         settings={
@@ -339,3 +342,39 @@ def test_an_upstream_refusing_the_key_is_the_admins_problem_said_so(
     assert errors and "refused the hub service's key" in errors[0], dumps(events)
     assert "administrator" in errors[0]
     assert CANARY not in errors[0]
+
+
+def test_inline_completion_goes_through_the_service_and_is_counted(
+    hub: Hub, upstreams: FakeUpstreams
+) -> None:
+    alice = hub.users["alice"]
+    before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    body = {"prefix": "import numpy as np\nimport ", "model": "fake-coder", "cell_id": "c1"}
+    with hub.client() as client:
+        answer = client.post(f"{alice.prefix}resolve/api/completion", json=body, headers=alice.auth)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["items"], answer.text
+    sent = upstreams.openai.requests[-1]
+    assert sent.path == "/v1/completions" and sent.headers["authorization"] == f"Bearer {CANARY}"
+    after = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    assert after - before == 12 + 3  # the fake's usage of a completion
+
+
+def test_the_admin_page_opens_in_a_browser_through_the_hubs_login(hub: Hub) -> None:
+    with hub.client(follow_redirects=True) as browser:
+        page = browser.get("/hub/login")
+        found = re.search(r'name="_xsrf"\s+value="([^"]+)"', page.text)
+        form = {"username": ADMIN, "password": PASSWORD, **({"_xsrf": found[1]} if found else {})}
+        browser.post("/hub/login", data=form, params={"next": f"/services/{SERVICE}/admin"})
+        landed = browser.get(f"/services/{SERVICE}/admin")
+        assert landed.status_code == 200, (landed.url, landed.text[:300])
+        assert "Tokens per day" in landed.text and "Top users this month" in landed.text
+        assert "<td>alice</td>" in landed.text and "<svg" in landed.text
+        assert "script-src" not in landed.headers["content-security-policy"]
+    with hub.client(follow_redirects=True) as browser:  # bob is no admin
+        page = browser.get("/hub/login")
+        found = re.search(r'name="_xsrf"\s+value="([^"]+)"', page.text)
+        form = {"username": "bob", "password": PASSWORD, **({"_xsrf": found[1]} if found else {})}
+        browser.post("/hub/login", data=form)
+        refused = browser.get(f"/services/{SERVICE}/admin")
+        assert refused.status_code == 403, refused.text[:300]
