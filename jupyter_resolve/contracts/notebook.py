@@ -118,18 +118,11 @@ class ProposalOutcome(BaseModel):
     authorship: list[dict[str, Any]] | None = None
 
     def answer(self) -> dict[str, Any]:
-        """The endpoint's body."""
-        return self.model_dump(
-            include={
-                "proposal_id",
-                "decision",
-                "edited",
-                "ran",
-                "outputs",
-                "execution_counts",
-                "authorship",
-            }
-        )
+        """The endpoint's body (``authorship`` when accepted)."""
+        fields = {"proposal_id", "decision", "edited", "ran", "outputs", "execution_counts"}
+        if self.authorship is not None:
+            fields.add("authorship")
+        return self.model_dump(include=fields)
 
     def event(self) -> dict[str, Any]:
         """``notebook.decision`` {proposal_id, decision, edited, ran, by, reason?}."""
