@@ -12,6 +12,7 @@ could not be tried.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 from pathlib import Path
 
@@ -50,7 +51,8 @@ class ReproduceApp(StoreApp):
             replay=Replayer(kernels, config.tool_timeout, config.max_artifact_bytes),
         )
         try:
-            result = asyncio.run(artifacts.reproduce(art_id, RunPermissions.full()))
+            who = getpass.getuser()
+            result = asyncio.run(artifacts.reproduce(art_id, RunPermissions.full(), who))
         except ResolveError as exc:
             print(f"error: {exc.message}")
             self.exit(2)

@@ -76,7 +76,7 @@ def add_artifact(
         )
     add_promotion(graph, item, art, last, people)
     if item.reproduction is not None:
-        add_reproduction(graph, files, item, art)
+        add_reproduction(graph, files, item, art, people)
 
 
 def add_promotion(
@@ -119,7 +119,11 @@ def add_promotion(
 
 
 def add_reproduction(
-    graph: Graph, files: dict[str, bytes | Path], item: Exported, art: dict[str, Any]
+    graph: Graph,
+    files: dict[str, bytes | Path],
+    item: Exported,
+    art: dict[str, Any],
+    people: Mapping[str, Person],
 ) -> None:
     """The last reproduction: the fresh kernel's Python and packages, its seeds, the verdict."""
     result = item.reproduction or {}
@@ -159,6 +163,7 @@ def add_reproduction(
         )
         for key, value in sorted(_mapping(env.get("seeds")).items())
     ]
+    asker = people.get(str(result.get("by") or ""))
     path = f"reproductions/{m.id}.json"
     files[path] = as_json_bytes(result)
     verdict = graph.add(
@@ -181,6 +186,7 @@ def add_reproduction(
             "result": verdict,
             "startTime": result.get("started_at"),
             "endTime": result.get("ended_at"),
+            "agent": graph.add(asker.entity()) if asker else None,
             "actionStatus": COMPLETED,
         }
     )

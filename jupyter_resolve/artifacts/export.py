@@ -66,9 +66,12 @@ class CrateMaker:
         elif manifest.agent is not None:  # the agent asked; the person whose run it was approved
             owner = provenance.runs.get(manifest.agent.run_id)
             promoter = people.get(owner.owner or "") if owner else None
-        return Exported(
-            manifest, blob, provenance, promoter, context, self.store.reproduction(manifest.id)
-        )
+        reproduction = self.store.reproduction(manifest.id)
+        asker = reproduction.get("by") if reproduction else None
+        if isinstance(asker, str) and asker:
+            name = str((reproduction or {}).get("by_name") or "")
+            people.setdefault(asker, self.person(asker, name))
+        return Exported(manifest, blob, provenance, promoter, context, reproduction)
 
     def crate(
         self,

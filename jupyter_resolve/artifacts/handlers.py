@@ -26,6 +26,11 @@ CONTENT_CSP = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inl
 CHUNK = 1 << 16
 
 
+def display_name(user: Any) -> str:
+    """The person's name to show (the login may be a random hex string under token auth)."""
+    return str(getattr(user, "display_name", None) or getattr(user, "name", None) or "")
+
+
 class ArtifactsAPIHandler(ResolveHandler):
     """Base: the artifact store and its promotion, built on first use."""
 
@@ -82,10 +87,7 @@ class ArtifactsHandler(ArtifactsAPIHandler):
         return str(name or user or "")
 
     def _display_name(self) -> str:
-        """The person's name to show (the login may be a random hex string under token auth)."""
-        user = self.current_user
-        name = getattr(user, "display_name", None) or getattr(user, "name", None)
-        return str(name or self._user_name())
+        return display_name(self.current_user) or self._user_name()
 
     async def _record_in_room(self, room: Any, request: PromoteRequest, promoted: Promoted) -> None:
         """Record the artifact id through the notebook's shared document (DESIGN 9.2): never a
@@ -245,7 +247,8 @@ class ReproduceHandler(ArtifactsAPIHandler):
     async def post(self, art_id: str) -> None:
         # like a run's: the code runs with what the caller may do (DESIGN 10.1)
         permissions = await self.run_permissions()
-        result = await self.artifacts.reproduce(check_id("art_id", art_id), permissions)
+        by, name = self.run_owner() or "", display_name(self.current_user)
+        result = await self.artifacts.reproduce(check_id("art_id", art_id), permissions, by, name)
         self.answer(result)
 
     @web.authenticated

@@ -73,9 +73,11 @@ class Artifacts:
         )
         self._reproducing = 0
 
-    async def reproduce(self, art_id: str, permissions: RunPermissions) -> dict[str, Any]:
+    async def reproduce(
+        self, art_id: str, permissions: RunPermissions, by: str = "", by_name: str = ""
+    ) -> dict[str, Any]:
         """Run the artifact's producing calls again and compare (reproduce.py); the result is
-        kept as its last reproduction."""
+        kept as its last reproduction, naming who asked (``by``, the login; ``by_name``)."""
         if self.replay is None:
             raise Unavailable("reproducing needs the server's scratch kernels")
         manifest, blob = self.store.content_path(art_id)
@@ -97,6 +99,7 @@ class Artifacts:
             )
         finally:
             self._reproducing -= 1
+        result["by"], result["by_name"] = by, by_name or by
         self.store.save_reproduction(manifest.id, result)
         return result
 

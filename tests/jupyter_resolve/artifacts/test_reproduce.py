@@ -6,6 +6,7 @@ reproduction kept and put into the crate."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ from jupyter_resolve.tools.replay import Replayer
 from tests.conftest import Server
 from tests.jupyter_resolve.artifacts.crates import graph, refs, unzip
 from tests.jupyter_resolve.artifacts.test_crate import promoted_table
+from tests.jupyter_resolve.artifacts.test_store import cli
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -63,6 +65,21 @@ async def test_deterministic_python_reproduces_and_the_crate_says_so(
     requirements = refs(kernel["softwareRequirements"])
     assert any(r.startswith("https://pypi.org/project/ipykernel/") for r in requirements)
     assert any(entities[r].get("name") == "PYTHONHASHSEED" for r in refs(action["object"]))
+    assert entities[refs(action["agent"])[0]]["@type"] == "Person"  # who asked for it
+
+
+async def test_the_command_line_reproduces_too(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    art = await promoted_table(server, gateway, tmp_path, jp_root_dir)
+    args = ("artifacts", "reproduce", art["id"])
+    done = await asyncio.to_thread(cli, *args, cwd=jp_root_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("reproduced: 2 call(s)")
+    unknown = await asyncio.to_thread(
+        cli, "artifacts", "reproduce", "art-000000000000000000000000", cwd=jp_root_dir
+    )
+    assert unknown.returncode == 2 and "no artifact" in unknown.stdout
 
 
 async def test_changed_code_does_not_reproduce_and_the_diff_says_how(

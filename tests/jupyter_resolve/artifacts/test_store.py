@@ -31,7 +31,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
 
 
