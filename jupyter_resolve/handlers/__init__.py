@@ -1,1 +1,2 @@
-"""HTTP adapters: parse into a model, call one service, answer. Routes at the bottom of each."""
+"""What every handler shares: authentication, errors, streaming, stand-ins for handlers loaded
+on first use. Each service's own handlers live beside it (``runs/handlers.py``...)."""

@@ -117,3 +117,28 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert local, "the README links into docs/"
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, f"README.md links to files that are not there: {missing}"
+
+
+def test_every_field_of_run_started_is_in_the_events_reference() -> None:
+    """The keys ``runs/start.py`` puts into ``run.started`` (and its ``context``), each named in
+    the events page's entry for it."""
+    import ast
+
+    source = (ROOT / "jupyter_resolve/runs/start.py").read_text()
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name in ("_started", "_record"):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Dict):
+                    keys |= {k.value for k in inner.keys if isinstance(k, ast.Constant)}
+                if isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Constant):
+                    keys.add(str(inner.slice.value))
+    text = (DOCS / "reference/events.md").read_text()
+    entry = text[text.index("`run.started`") : text.index("`text.delta`")]
+    assert {"context", "ratio", "owner", "permissions"} <= keys
+
+    def named(key: str) -> bool:  # in a field list ``{a, b?}`` or as `key`, not in a sentence
+        return re.search(rf"(?<![\w.`]){re.escape(key)}\??[,}}`]", entry) is not None
+
+    missing = sorted(k for k in keys if not named(k))
+    assert not missing, f"docs/reference/events.md's run.started does not name {missing}"
