@@ -1,6 +1,7 @@
 """The admin's routes: ``GET admin/usage`` (JSON, a token holding ``admin_scope``) and ``GET
 admin`` (the page, :mod:`.admin_page`), which a browser opens after JupyterHub's OAuth login
-as other hub services do (a hub admin, or a token holding ``admin_scope``)."""
+as other hub services do (a hub admin, or a token holding ``admin_scope``). The users' rows
+come a page at a time (``?offset=&limit=``; ``next`` is the next page's offset)."""
 
 from __future__ import annotations
 
@@ -23,19 +24,33 @@ from .service import Service
 
 CHART_DAYS = 30
 TOP_USERS = 10
+PAGE = 200  # users a page of the listing
+PAGE_MAX = 1000
 
 
-async def usage_rows(service: Service) -> list[dict[str, Any]]:
-    """Every user who used anything this month or has a ``user_limits`` entry, with their
-    limits."""
+async def usage_rows(
+    service: Service, offset: int, limit: int
+) -> tuple[list[dict[str, Any]], int | None]:
+    """A page of the users who used anything this month or have a ``user_limits`` entry, by
+    name, with their limits; and the offset of the next page (None: no more)."""
     now = service.now()
     spent = await service.db(service.store.spent_by_user, now)
-    names = set(spent) | set(service.config.user_limits)
+    names = sorted(set(spent) | set(service.config.user_limits))
     rows = []
-    for name in sorted(names):
+    for name in names[offset : offset + limit]:
         limits = service.config.limits(name, await service.groups({"name": name}))
         rows.append({"user": name, **usage_view(limits, spent.get(name) or Spent(), now)})
-    return rows
+    return rows, offset + limit if offset + limit < len(names) else None
+
+
+def page_of(handler: web.RequestHandler) -> tuple[int, int]:
+    """``?offset=&limit=`` (at most :data:`PAGE_MAX` a page)."""
+    try:
+        offset = max(0, int(handler.get_query_argument("offset", "0")))
+        limit = min(PAGE_MAX, max(1, int(handler.get_query_argument("limit", str(PAGE)))))
+    except ValueError:
+        raise web.HTTPError(400, "offset and limit are whole numbers") from None
+    return offset, limit
 
 
 class AdminUsageHandler(ServiceHandler):
@@ -44,7 +59,8 @@ class AdminUsageHandler(ServiceHandler):
     async def get(self) -> None:
         if not self.is_admin():
             self.fail(403, "forbidden", f"{self.service.config.admin_scope} is needed")
-        self.answer({"users": await usage_rows(self.service)})
+        rows, following = await usage_rows(self.service, *page_of(self))
+        self.answer({"users": rows, "next": following})
 
 
 class AdminPageHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[misc]
@@ -75,10 +91,11 @@ class AdminPageHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[m
         daily = await self.service.db(self.service.store.daily, days)
         series = [(day, *daily.get(day, (0, 0.0))) for day in days]
         top = await self.service.db(self.service.store.top_users, now, TOP_USERS)
-        rows = await usage_rows(self.service)
+        offset, limit = page_of(self)
+        rows, following = await usage_rows(self.service, offset, limit)
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-        self.finish(page(rows, series, top, __version__))
+        self.finish(page(rows, series, top, __version__, following))
 
 
 class OAuthCallbackHandler(HubOAuthCallbackHandler):  # type: ignore[misc]

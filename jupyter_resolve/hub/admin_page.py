@@ -70,6 +70,7 @@ def page(
     days: Sequence[tuple[str, int, float]],
     top: Sequence[tuple[str, int, float]],
     version: str,
+    following: int | None = None,
 ) -> str:
     """The whole page."""
     leaders = "".join(
@@ -96,6 +97,7 @@ def page(
         "<h2>Every user: used / limit</h2>"
         "<table><tr><th>user</th><th>today</th><th>this month</th></tr>"
         f"{users}</table>"
-        f"<p><small>jupyter-resolve hub service {escape(version)}</small></p>"
+        + (f'<p><a href="?offset={int(following)}">more users</a></p>' if following else "")
+        + f"<p><small>jupyter-resolve hub service {escape(version)}</small></p>"
         "</body></html>"
     )

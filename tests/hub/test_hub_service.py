@@ -273,6 +273,9 @@ def test_the_admin_sees_everyones_usage(hub: Hub, admin_token: str) -> None:
     assert {"alice", "bob"} <= set(rows), rows
     assert rows["alice"]["day"]["tokens"] >= 20 and rows["alice"]["day"]["limit_tokens"] is None
     assert rows["bob"]["day"]["limit_tokens"] == 20
+    first = service_get(hub, "admin/usage?limit=1", admin_token).json()
+    assert len(first["users"]) == 1 and first["next"] == 1  # a page at a time
+    assert answer.json()["next"] is None
     page = service_get(hub, "admin", admin_token)
     assert page.status_code == 200 and "<td>alice</td>" in page.text
     bob = service_get(hub, "usage?user=bob", admin_token)
