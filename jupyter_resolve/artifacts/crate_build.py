@@ -260,6 +260,13 @@ def finish(
         for i, e in graph.entities.items()
         if e.get("@type") in ("CreateAction", "OrganizeAction")
     ]
+    # the crate's authors: the people who promoted what it holds
+    authors = [
+        ref
+        for i, e in graph.entities.items()
+        if i.startswith("#promotion-")
+        for ref in ([e["agent"]] if isinstance(e.get("agent"), dict) else [])
+    ]
     graph.add({"@id": PROFILE, "@type": "CreativeWork", "name": "Process Run Crate"})
     graph.entities[PROFILE]["version"] = "0.5"
     parts = [{"@id": p} for p in sorted(files)]
@@ -272,6 +279,7 @@ def finish(
         "conformsTo": {"@id": PROFILE},
         "hasPart": [*parts, {"@id": PROV_FILE}],
         "mentions": actions,
+        "author": [dict(a) for a in {a["@id"]: a for a in authors}.values()] or None,
         # RO-Crate 1.1 needs one; without a configured license, a text saying there is none
         "license": {"@id": license_id} if license_id else NO_LICENSE,
     }
@@ -289,7 +297,7 @@ def finish(
             "encodingFormat": "application/json",
         }
     )
-    entities = [descriptor, {k: v for k, v in root.items() if v is not None}]
+    entities = [descriptor, single({k: v for k, v in root.items() if v is not None})]
     entities += [single(e) for e in graph.entities.values()]
     metadata = {"@context": CONTEXT, "@graph": entities}
     files[PROV_FILE] = prov_json(metadata)
