@@ -362,3 +362,23 @@ def test_a_replica_killed_mid_stream_ends_the_run_with_one_error_and_the_next_ru
         assert again[-1].data["reason"] == "stop", dumps(again)
     finally:
         serving.start()  # as the Deployment would
+
+
+def test_with_every_replica_down_a_run_ends_in_one_plain_sentence(scale: Scale) -> None:
+    hub, alice = scale.hub, scale.hub.users["alice"]
+    chat = {"messages": [{"role": "user", "content": "hi"}]}
+    for replica in scale.replicas.values():
+        replica.stop()
+    try:
+        _, events, rest = hub.stream(f"{alice.prefix}resolve/api/chat", chat, headers=alice.auth)
+        errors = [e.data["message"] for e in events if e.event == "run.error"]
+        assert len(errors) == 1, dumps(events) + rest
+        assert errors[0].startswith("the hub's model service is not answering"), errors[0]
+        assert "<" not in errors[0]  # not the proxy's page
+    finally:
+        for replica in scale.replicas.values():
+            replica.spawn()
+        for replica in scale.replicas.values():
+            replica.wait()
+    _, again, rest = hub.stream(f"{alice.prefix}resolve/api/chat", chat, headers=alice.auth)
+    assert again[-1].data["reason"] == "stop", dumps(again) + rest
