@@ -16,7 +16,7 @@ static int route(const uint8_t *data, size_t n, route_t *r) {
         FUZZ_ASSERT(r->head_len > 0 && r->head_len <= n && r->head_len <= ROUTE_HEAD_MAX);
         FUZZ_ASSERT(r->chunked || r->content_length <= ROUTE_BODY_MAX);
         FUZZ_ASSERT(memchr(r->run_id, '\0', sizeof r->run_id) != NULL);
-        FUZZ_ASSERT(r->kind != ROUTE_CANCEL || r->run_id[0] != '\0');
+        FUZZ_ASSERT((r->kind != ROUTE_CANCEL && r->kind != ROUTE_MESSAGE) || r->run_id[0] != '\0');
     }
     free(s);
     return rc;

@@ -105,7 +105,38 @@ static int round_once(ctx_t *x, int n, int *calls) {
     return toolcall_run(&tr);
 }
 
-/* The rounds, up to the budget. Returns the done reason and sets *used. */
+/* The messages a person sent the run since the last round (POST /runs/{id}/messages), in the
+ * order they came: each joins the conversation as a user turn, then its `message` frame says
+ * so, so the frame stands where the message took effect. */
+static int deliver(ctx_t *x) {
+    run_msg_t *list = runs_take_messages(x->run);
+    int rc = AGENT_OK;
+    for (run_msg_t *m = list; m && rc == AGENT_OK; m = m->next) {
+        rc = conv_add(&x->conv, &x->frames, &m->user);
+        if (rc != AGENT_OK) break;
+        buf_t *d = frames_payload(&x->frames);
+        buf_append(d, m->frame.data, m->frame.len);
+        if (frames_emit(&x->frames, "message") != 0) rc = AGENT_CANCEL;
+    }
+    run_msg_free(list);
+    return rc;
+}
+
+/* A round's answer without tool calls, kept when the run goes on for a message: the model
+ * sees what it said before it. No text, no turn (an empty assistant turn is refused by some
+ * providers; the transcript keeps none either). */
+static int add_answer(ctx_t *x) {
+    const stream_t *st = &x->stream;
+    if (!st->text.len) return AGENT_OK;
+    buf_reset(&x->http);
+    buf_puts(&x->http, "{\"role\":\"assistant\",\"content\":");
+    jw_str(&x->http, st->text.data, st->text.len);
+    buf_putc(&x->http, '}');
+    return conv_add(&x->conv, &x->frames, &x->http);
+}
+
+/* The rounds, up to the budget. A round that asked for no tools ends the run, unless messages
+ * came meanwhile and the budget has a round for them. Returns the done reason and sets *used. */
 static const char *rounds(ctx_t *x, int rc, int *used) {
     const char *reason = "stop";
     int calls = 0;
@@ -115,11 +146,18 @@ static const char *rounds(ctx_t *x, int rc, int *used) {
             rc = AGENT_CANCEL;
             break;
         }
+        if ((rc = deliver(x)) != AGENT_OK) break;
         *used = n;
         rc = round_once(x, n, &calls);
-        if (rc != AGENT_OK || !calls) break;
-        if (n == x->req->rounds) reason = "budget";
+        if (rc != AGENT_OK) break;
+        if (!calls) {
+            if (!runs_messages_waiting(x->run, n < x->req->rounds)) break;
+            if ((rc = add_answer(x)) != AGENT_OK) break;
+        }
+        if (calls && n == x->req->rounds) reason = "budget";
     }
+    int left = runs_close_messages(x->run);
+    if (left) log_line("run=%s %d message(s) not delivered", x->req->run_id, left);
     if (rc == AGENT_ERROR) reason = "error";
     else if (rc == AGENT_CANCEL) reason = "cancelled";
     return reason;

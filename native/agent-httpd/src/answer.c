@@ -9,6 +9,7 @@
 #include "io.h"
 #include "json.h"
 #include "log.h"
+#include "steer.h"
 
 static const char *reason_phrase(int st) {
     switch (st) {
@@ -20,6 +21,7 @@ static const char *reason_phrase(int st) {
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -72,4 +74,50 @@ void answer_cancel(int fd, runs_t *runs, const char *run_id) {
     } else {
         answer_error(fd, 404, "no_such_run", "no active run with that id", NULL);
     }
+}
+
+/* The queued form of a parsed message: its frame's payload and its user turn. */
+static run_msg_t *message_of(const char *body, const steer_msg_t *s) {
+    run_msg_t *m = run_msg_new();
+    if (!m) return NULL;
+    buf_puts(&m->frame, "{\"id\":");
+    jw_value(&m->frame, body, s->t, s->id);
+    buf_puts(&m->frame, ",\"text\":");
+    jw_value(&m->frame, body, s->t, s->text);
+    buf_putc(&m->frame, '}');
+    buf_puts(&m->user, "{\"role\":\"user\",\"content\":");
+    jw_value(&m->user, body, s->t, s->text);
+    buf_putc(&m->user, '}');
+    if (m->frame.err || m->user.err) {
+        run_msg_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void answer_message(int fd, runs_t *runs, const char *run_id, const char *body, size_t len) {
+    steer_msg_t s;
+    const char *err = NULL;
+    int pr = steer_parse(body ? body : "", len, &s, &err);
+    if (pr != STEER_OK) {
+        int st = pr == STEER_TOO_LARGE ? 413 : 400;
+        answer_error(fd, st, st == 413 ? "message_too_large" : "bad_request", err, NULL);
+        return;
+    }
+    run_msg_t *m = message_of(body, &s);
+    if (!m) {
+        answer_error(fd, 500, "internal", "could not queue the message", NULL);
+        return;
+    }
+    int rc = runs_message(runs, run_id, strlen(run_id), m);
+    if (rc == RUNS_OK) {
+        answer_json(fd, 200, NULL, "{\"ok\":true}", 11);
+        log_line("run=%.128s message queued", run_id);
+        return;
+    }
+    run_msg_free(m);
+    if (rc == RUNS_NONE) answer_error(fd, 404, "no_such_run", "no active run with that id", NULL);
+    else if (rc == RUNS_CLOSED)
+        answer_error(fd, 409, "run_ending", "the run starts no more rounds: it takes no messages", NULL);
+    else answer_error(fd, 429, "too_many_messages", "the run already has 8 messages waiting", NULL);
 }

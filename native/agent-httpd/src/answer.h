@@ -19,4 +19,9 @@ void answer_health(int fd, long uptime_s, int active_runs);
 /* POST /runs/{run_id}/cancel: cancel the run, {"ok":true} or 404 no_such_run. */
 void answer_cancel(int fd, runs_t *runs, const char *run_id);
 
+/* POST /runs/{run_id}/messages with body[0..len) `{"id","text"}`: queue a steering message,
+ * {"ok":true}; 400 bad_request, 413 message_too_large, 404 no_such_run, 409 run_ending (it
+ * starts no more rounds), 429 too_many_messages. */
+void answer_message(int fd, runs_t *runs, const char *run_id, const char *body, size_t len);
+
 #endif

@@ -138,6 +138,8 @@ void conn_serve(conn_job_t *job) {
         answer_health(fd, (long)((io_now_ms() - sh->start_ms) / 1000), runs_count(sh->runs));
     } else if (rt->kind == ROUTE_CANCEL) {
         answer_cancel(fd, sh->runs, rt->run_id);
+    } else if (rt->kind == ROUTE_MESSAGE) {
+        answer_message(fd, sh->runs, rt->run_id, body.data, body.len);
     } else if (chat(job, &body)) {
         lingering = 0;
     }

@@ -1,4 +1,5 @@
-/* conn: one routed request on its own thread: read the body, then answer or run the chat. */
+/* conn: one routed request on its own thread: read the body, then answer (a steering message
+ * among them) or run the chat. */
 #ifndef CONN_H
 #define CONN_H
 
@@ -19,7 +20,7 @@ typedef struct conn_shared {
 typedef struct conn_job {
     const conn_shared_t *sh;
     int fd;        /* blocking socket; the caller closes it after conn_serve */
-    route_t route; /* ROUTE_HEALTH, ROUTE_CHAT or ROUTE_CANCEL */
+    route_t route; /* ROUTE_HEALTH, ROUTE_CHAT, ROUTE_CANCEL or ROUTE_MESSAGE */
     buf_t in;      /* bytes read after the head (the start of the body); conn_serve frees it */
 } conn_job_t;
 

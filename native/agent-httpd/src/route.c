@@ -63,11 +63,16 @@ static enum route_kind endpoint(const char *path, size_t pl, route_t *r) {
     size_t plen = q ? (size_t)(q - path) : pl;
     if (plen == 8 && memcmp(path, "/healthz", 8) == 0) return ROUTE_HEALTH;
     if (plen == 5 && memcmp(path, "/chat", 5) == 0) return ROUTE_CHAT;
-    if (plen > 13 && plen < 1024 && memcmp(path, "/runs/", 6) == 0 &&
-        memcmp(path + plen - 7, "/cancel", 7) == 0) {
-        size_t idn = plen - 13;
+    if (plen < 7 || plen >= 1024 || memcmp(path, "/runs/", 6) != 0) return ROUTE_ERROR;
+    /* /runs/{id}/cancel or /runs/{id}/messages */
+    static const struct { const char *tail; size_t n; enum route_kind kind; } runs[] = {
+        {"/cancel", 7, ROUTE_CANCEL}, {"/messages", 9, ROUTE_MESSAGE}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        size_t n = runs[i].n;
+        if (plen <= 6 + n || memcmp(path + plen - n, runs[i].tail, n) != 0) continue;
+        size_t idn = plen - 6 - n;
         if (!memchr(path + 6, '/', idn) && pct_decode(path + 6, idn, r->run_id, RUN_ID_MAX) > 0)
-            return ROUTE_CANCEL;
+            return runs[i].kind;
     }
     return ROUTE_ERROR;
 }

@@ -2,7 +2,7 @@
  *
  * The server reads a head, asks route_head what it means (authorised? which endpoint? how is
  * the body framed?), and either answers at once (errors, /healthz, cancel) or hands the
- * connection to a thread that reads the body and runs the chat. */
+ * connection to a thread that reads the body and runs the chat or queues the message. */
 #ifndef ROUTE_H
 #define ROUTE_H
 
@@ -14,7 +14,7 @@
 #define ROUTE_HEAD_MAX (16 * 1024)
 #define ROUTE_BODY_MAX (8u << 20)
 
-enum route_kind { ROUTE_ERROR = 0, ROUTE_HEALTH, ROUTE_CHAT, ROUTE_CANCEL };
+enum route_kind { ROUTE_ERROR = 0, ROUTE_HEALTH, ROUTE_CHAT, ROUTE_CANCEL, ROUTE_MESSAGE };
 
 typedef struct route {
     enum route_kind kind;
@@ -24,7 +24,7 @@ typedef struct route {
     const char *message; /* static string */
     char extra[64];      /* extra header lines ("Name: value\r\n"...), or "" */
     /* the endpoints */
-    char run_id[RUN_ID_MAX + 1]; /* ROUTE_CANCEL: the decoded run id */
+    char run_id[RUN_ID_MAX + 1]; /* ROUTE_CANCEL, ROUTE_MESSAGE: the decoded run id */
     size_t head_len;             /* bytes of the head, through the blank line */
     int chunked;                 /* the body is chunked */
     uint64_t content_length;     /* else its length (0: no body) */

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_base.h"
+
 void runs_init(runs_t *r, int max) {
     pthread_mutex_init(&r->mu, NULL);
     r->head = NULL;
@@ -48,6 +50,7 @@ int runs_add(runs_t *r, const char *id, size_t idlen, run_t **out) {
     memcpy(p->id, id, idlen);
     p->id[idlen] = '\0';
     atomic_init(&p->cancelled, 0);
+    pthread_mutex_init(&p->msg_mu, NULL);
     int rc = RUNS_OK;
     pthread_mutex_lock(&r->mu);
     if (find(r, id, idlen)) rc = RUNS_EXISTS;
@@ -61,6 +64,7 @@ int runs_add(runs_t *r, const char *id, size_t idlen, run_t **out) {
     if (rc != RUNS_OK) {
         close(fds[0]);
         close(fds[1]);
+        pthread_mutex_destroy(&p->msg_mu);
         free(p);
         return rc;
     }
@@ -95,6 +99,8 @@ void runs_remove(runs_t *r, run_t *run) {
     pthread_mutex_unlock(&r->mu);
     close(run->cancel_rd);
     close(run->cancel_wr);
+    run_msg_free(run->msgs);
+    pthread_mutex_destroy(&run->msg_mu);
     free(run);
 }
 
@@ -106,3 +112,72 @@ int runs_count(runs_t *r) {
 }
 
 int runs_cancelled(run_t *run) { return atomic_load(&run->cancelled); }
+
+run_msg_t *run_msg_new(void) {
+    run_msg_t *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    buf_init(&m->frame, AGENT_CONV_MAX);
+    buf_init(&m->user, AGENT_CONV_MAX);
+    return m;
+}
+
+void run_msg_free(run_msg_t *m) {
+    while (m) {
+        run_msg_t *next = m->next;
+        buf_free(&m->frame);
+        buf_free(&m->user);
+        free(m);
+        m = next;
+    }
+}
+
+int runs_message(runs_t *r, const char *id, size_t idlen, run_msg_t *m) {
+    int rc = RUNS_NONE;
+    pthread_mutex_lock(&r->mu); /* held: the run cannot be removed meanwhile */
+    run_t *p = find(r, id, idlen);
+    if (p) {
+        pthread_mutex_lock(&p->msg_mu);
+        if (p->msgs_closed || atomic_load(&p->cancelled)) rc = RUNS_CLOSED;
+        else if (p->nmsgs >= RUN_MESSAGES_MAX) rc = RUNS_FULL;
+        else {
+            run_msg_t **tail = &p->msgs;
+            while (*tail) tail = &(*tail)->next;
+            m->next = NULL;
+            *tail = m;
+            p->nmsgs++;
+            rc = RUNS_OK;
+        }
+        pthread_mutex_unlock(&p->msg_mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+run_msg_t *runs_take_messages(run_t *run) {
+    pthread_mutex_lock(&run->msg_mu);
+    run_msg_t *list = run->msgs;
+    run->msgs = NULL;
+    run->nmsgs = 0;
+    pthread_mutex_unlock(&run->msg_mu);
+    return list;
+}
+
+int runs_messages_waiting(run_t *run, int may_continue) {
+    pthread_mutex_lock(&run->msg_mu);
+    int waiting = may_continue && run->nmsgs > 0;
+    if (!waiting) run->msgs_closed = 1;
+    pthread_mutex_unlock(&run->msg_mu);
+    return waiting;
+}
+
+int runs_close_messages(run_t *run) {
+    pthread_mutex_lock(&run->msg_mu);
+    run->msgs_closed = 1;
+    run_msg_t *left = run->msgs;
+    int n = run->nmsgs;
+    run->msgs = NULL;
+    run->nmsgs = 0;
+    pthread_mutex_unlock(&run->msg_mu);
+    run_msg_free(left);
+    return n;
+}

@@ -1,7 +1,11 @@
-/* runs: the registry of active runs, so that POST /runs/{id}/cancel can reach a running loop.
+/* runs: the registry of active runs, so that POST /runs/{id}/cancel and /messages can reach a
+ * running loop.
  *
  * Each run owns a pipe whose read end becomes readable once the run is cancelled; the loop
- * polls it next to its sockets, so a cancel aborts any in-flight request at once. */
+ * polls it next to its sockets, so a cancel aborts any in-flight request at once. Each run also
+ * holds the steering messages queued for it (at most RUN_MESSAGES_MAX), which its loop takes at
+ * the next round boundary; once the loop will start no more rounds the queue is closed, so a
+ * message is either delivered or refused, never silently dropped while the run goes on. */
 #ifndef RUNS_H
 #define RUNS_H
 
@@ -9,7 +13,17 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "buf.h"
+
 #define RUN_ID_MAX 128
+#define RUN_MESSAGES_MAX 8
+
+/* A queued steering message: its `message` frame's payload and its user turn, both JSON. */
+typedef struct run_msg {
+    struct run_msg *next;
+    buf_t frame; /* {"id":…,"text":…} */
+    buf_t user;  /* {"role":"user","content":…} */
+} run_msg_t;
 
 typedef struct run {
     struct run *next;
@@ -17,6 +31,10 @@ typedef struct run {
     int cancel_rd; /* poll for POLLIN: readable once cancelled (never drained) */
     int cancel_wr;
     atomic_int cancelled;
+    pthread_mutex_t msg_mu; /* guards the fields below */
+    run_msg_t *msgs;        /* queued, oldest first */
+    int nmsgs;
+    int msgs_closed;        /* the loop starts no more rounds: refuse new messages */
 } run_t;
 
 typedef struct runs {
@@ -27,7 +45,7 @@ typedef struct runs {
     int stopping;
 } runs_t;
 
-enum { RUNS_OK = 0, RUNS_EXISTS = -1, RUNS_FULL = -2, RUNS_ERR = -3 };
+enum { RUNS_OK = 0, RUNS_EXISTS = -1, RUNS_FULL = -2, RUNS_ERR = -3, RUNS_NONE = -4, RUNS_CLOSED = -5 };
 
 /* Initialise an empty registry holding at most max runs. */
 void runs_init(runs_t *r, int max);
@@ -54,5 +72,26 @@ int runs_count(runs_t *r);
 
 /* 1 once the run was cancelled. */
 int runs_cancelled(run_t *run);
+
+/* Queue message m (from run_msg_new) for the active run `id`. Returns RUNS_OK (the run owns m
+ * now), RUNS_NONE if there is no such run, RUNS_CLOSED if it starts no more rounds, RUNS_FULL
+ * when RUN_MESSAGES_MAX are queued; on an error the caller still owns m. */
+int runs_message(runs_t *r, const char *id, size_t idlen, run_msg_t *m);
+
+/* Take every queued message of run, oldest first (NULL if none); free with run_msg_free. */
+run_msg_t *runs_take_messages(run_t *run);
+
+/* At the end of a round: 1 when messages are queued and may_continue (the loop goes on to
+ * deliver them), else close the queue and return 0. */
+int runs_messages_waiting(run_t *run, int may_continue);
+
+/* Close the queue: messages still in it are freed (never delivered). Returns their number. */
+int runs_close_messages(run_t *run);
+
+/* A new message, empty, its buffers bounded by the conversation's limit; NULL on OOM. */
+run_msg_t *run_msg_new(void);
+
+/* Free a list of messages. */
+void run_msg_free(run_msg_t *m);
 
 #endif

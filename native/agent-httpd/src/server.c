@@ -175,7 +175,7 @@ static void handoff(srv_t *s, pend_t *p, const route_t *rt, long long now) {
 static void dispatch(srv_t *s, pend_t *p, const route_t *rt, long long now) {
     if (rt->kind == ROUTE_ERROR) {
         answer_error(p->fd, rt->status, rt->code, rt->message, rt->extra[0] ? rt->extra : NULL);
-    } else if (rt->kind == ROUTE_CHAT || route_has_body(rt)) {
+    } else if (rt->kind == ROUTE_CHAT || rt->kind == ROUTE_MESSAGE || route_has_body(rt)) {
         handoff(s, p, rt, now);
         return;
     } else if (rt->kind == ROUTE_HEALTH) {

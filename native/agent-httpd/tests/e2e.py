@@ -137,6 +137,8 @@ class Fake:
             sock.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n" % len(body) + body)
             return
+        if args.get("sleep"):  # a call that takes a while (steering messages come meanwhile)
+            time.sleep(float(args["sleep"]))
         if args.get("big"):
             out = "\u00e9" * 15000 + "tail"  # 30004 bytes
         else:
@@ -351,6 +353,23 @@ class Fake:
                 with self.lock:
                     self.closed_early.append(req["model"])
                 return
+
+    def m_steer(self, sock, rnd, req) -> None:
+        """Round 1 calls a tool that takes 1 s (messages are posted meanwhile); round 2 answers."""
+        e = self.ev
+        if rnd == 1:
+            call = {"index": 0, "id": "call_s", "type": "function",
+                    "function": {"name": "echo", "arguments": "{\"sleep\": 1}"}}
+            pieces = [e(self.delta(tool_calls=[call])), b"data: [DONE]\n\n"]
+        else:
+            pieces = [e(self.delta(content=f"round {rnd}")), b"data: [DONE]\n\n"]
+        self.send(sock, pieces, "chunked")
+
+    def m_steer_text(self, sock, rnd, req) -> None:
+        """Every round answers text without calls, the first slowly (1 s between its pieces)."""
+        e = self.ev
+        gap = 1.0 if rnd == 1 else 0.01
+        self.send(sock, [e(self.delta(content=f"answer {rnd}")), b"data: [DONE]\n\n"], "chunked", gap=gap)
 
     def m_hang(self, sock, rnd, req) -> None:
         sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
@@ -683,6 +702,100 @@ def test_cancel(a: Agent, fake: Fake) -> None:
     check(ok, "client disconnect ends the run")
 
 
+class Streaming:
+    """A /chat read on a thread of its own, so a test can post to the run meanwhile."""
+
+    def __init__(self, a: Agent, body: dict) -> None:
+        self.frames: list[dict] = []
+        self.thread = threading.Thread(target=lambda: self.frames.extend(a.chat(body)[2]))
+        self.thread.start()
+
+    def join(self) -> list[dict]:
+        self.thread.join(30)
+        return self.frames
+
+
+def wait_for(cond, what: str, timeout: float = 10) -> None:
+    deadline = time.time() + timeout
+    while not cond() and time.time() < deadline:
+        time.sleep(0.02)
+    check(cond(), what)
+
+
+def post_message(a: Agent, run_id: str, mid: str, text: str):
+    r, body = a.request("POST", f"/runs/{run_id}/messages", {"id": mid, "text": text})
+    return r.status, json.loads(body)
+
+
+def test_steering(a: Agent, fake: Fake) -> None:
+    """Messages posted while a tool call runs are delivered before the next inference, in order,
+    as user turns after the call's result, each with a `message` frame; the ninth waiting is
+    refused; an ended run takes none."""
+    n_tool = len(fake.tool_requests)
+    run = Streaming(a, chat_body("run-steer", "steer", tools=[ECHO_TOOL]))
+    wait_for(lambda: len(fake.tool_requests) > n_tool, "the slow call started")
+    texts = [f"not that column \u00e9 {i}" for i in range(8)]
+    answers = [post_message(a, "run-steer", f"m{i}", t) for i, t in enumerate(texts)]
+    check(all(st == 200 and b == {"ok": True} for st, b in answers), f"8 messages queued: {answers}")
+    st, b = post_message(a, "run-steer", "m8", "one too many")
+    check(st == 429 and b["error"]["code"] == "too_many_messages", f"the ninth waiting: {st} {b}")
+    fr = run.join()
+    kinds = [f["t"] for f in fr]
+    check(of(fr, "message") == [{"id": f"m{i}", "text": t} for i, t in enumerate(texts)],
+          f"message frames in order: {of(fr, 'message')}")
+    check(kinds.index("message") > kinds.index("tool_result") and
+          kinds.index("message") < [i for i, k in enumerate(kinds) if k == "round"][1],
+          f"delivered after the call's result, before round 2: {kinds}")
+    check(of(fr, "done") == [{"reason": "stop", "rounds": 2}], f"done: {of(fr, 'done')}")
+    sent = [b for _, b in fake.inference_requests if b["model"] == "steer"][-1]["messages"]
+    check([m["role"] for m in sent] == ["user", "assistant", "tool"] + ["user"] * 8,
+          f"round 2's messages: {[m['role'] for m in sent]}")
+    check([m["content"] for m in sent[3:]] == texts, "the texts as user turns")
+    st, b = post_message(a, "run-steer", "late", "too late")
+    check(st == 404 and b["error"]["code"] == "no_such_run", f"an ended run: {st} {b}")
+
+
+def test_steering_after_an_answer(a: Agent, fake: Fake) -> None:
+    """A message that comes while the model answers without calls gets a round of its own (the
+    answer kept before it), within the budget; past the budget it is not delivered."""
+    run = Streaming(a, chat_body("run-steer-text", "steer-text", budget={"rounds": 3}))
+    wait_for(lambda: any(b["model"] == "steer-text" for _, b in fake.inference_requests),
+             "the first round started")
+    st, _ = post_message(a, "run-steer-text", "m1", "and the median?")
+    check(st == 200, "queued during the answer")
+    fr = run.join()
+    check(of(fr, "message") == [{"id": "m1", "text": "and the median?"}], "delivered")
+    check(of(fr, "done") == [{"reason": "stop", "rounds": 2}], f"one more round: {of(fr, 'done')}")
+    sent = [b for _, b in fake.inference_requests if b["model"] == "steer-text"][-1]["messages"]
+    check(sent == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "answer 1"},
+                   {"role": "user", "content": "and the median?"}], f"the answer before it: {sent}")
+
+    n = len(fake.inference_requests)
+    run = Streaming(a, chat_body("run-steer-last", "steer-text", budget={"rounds": 1}))
+    wait_for(lambda: len(fake.inference_requests) > n, "the only round started")
+    st, _ = post_message(a, "run-steer-last", "m1", "one more thing")
+    check(st == 200, "queued during the last round")
+    fr = run.join()
+    check(not of(fr, "message") and of(fr, "done") == [{"reason": "stop", "rounds": 1}],
+          f"no round left: not delivered {of(fr, 'done')}")
+
+
+def test_steering_refusals(a: Agent) -> None:
+    def refused(body, status: int, code: str, run_id: str = "run-none") -> None:
+        r, data = a.request("POST", f"/runs/{run_id}/messages", body)
+        got = json.loads(data)["error"]["code"] if data else None
+        check(r.status == status and got == code, f"{body!r:.60}: {r.status} {got}")
+
+    refused({"id": "m", "text": "x"}, 404, "no_such_run")
+    refused(b"", 400, "bad_request")
+    refused(b"{nope", 400, "bad_request")
+    refused({"id": "a b", "text": "x"}, 400, "bad_request")
+    refused({"id": "m", "text": ""}, 400, "bad_request")
+    refused({"id": "m", "text": "x" * (256 * 1024 + 1)}, 413, "message_too_large")
+    r, _ = a.request("GET", "/runs/run-none/messages")
+    check(r.status == 405, "GET messages 405")
+
+
 def test_concurrency(a: Agent) -> None:
     results: dict[int, list] = {}
 
@@ -998,6 +1111,8 @@ def main() -> int:
         for t in (lambda: test_stream_shapes(a, fake), lambda: test_tools(a, fake),
                   lambda: test_tool_progress(a),
                   lambda: test_ollama_and_truncation(a), lambda: test_budget_and_errors(a),
+                  lambda: test_steering(a, fake), lambda: test_steering_after_an_answer(a, fake),
+                  lambda: test_steering_refusals(a),
                   lambda: test_cancel(a, fake), lambda: test_concurrency(a), lambda: test_http_surface(a), lambda: test_process(fake),
                   lambda: test_idle_connections(fake), test_keep_alive,
                   test_kept_connection_closed_under_a_request):

@@ -33,6 +33,14 @@ static void test_endpoints(void) {
           r.kind == ROUTE_CHAT && r.chunked && !r.expect_continue);
     CHECK(route("POST /runs/run%2Dx.1/cancel HTTP/1.1\r\n" AUTH "\r\n", &r) == 0 && r.kind == ROUTE_CANCEL &&
           strcmp(r.run_id, "run-x.1") == 0);
+    CHECK(route("POST /runs/run-m/messages HTTP/1.1\r\n" AUTH "Content-Length: 20\r\n\r\n", &r) == 0 &&
+          r.kind == ROUTE_MESSAGE && strcmp(r.run_id, "run-m") == 0 && r.content_length == 20);
+    CHECK(route("POST /runs/m/messages HTTP/1.1\r\n" AUTH "\r\n", &r) == 0 && r.kind == ROUTE_MESSAGE &&
+          !route_has_body(&r)); /* answered by the thread: a message needs its body */
+    CHECK(error("POST /runs//messages HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
+    CHECK(error("POST /runs/a/messages/cancel HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
+    CHECK(error("POST /runs/messages HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
+    CHECK(route("GET /runs/a/messages HTTP/1.1\r\n" AUTH "\r\n", &r) == 0 && r.status == 405);
     CHECK(error("POST /runs/a%00b/cancel HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
     CHECK(error("POST /runs/a/b/cancel HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
     CHECK(error("POST /runs//cancel HTTP/1.1\r\n" AUTH "\r\n", 404, "not_found"));
