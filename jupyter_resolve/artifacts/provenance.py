@@ -195,30 +195,32 @@ def _stateful(run: RunRecord, until_seq: int | None = None) -> list[Call]:
 def producing_steps(
     manifest: ArtifactManifest, runs_dir: Path, session_runs: SessionRuns | None = None
 ) -> Provenance:
-    """The steps that made ``manifest``'s bytes: for a tool call's result, the run's stateful
-    calls up to it and the call; for a scratch file the agent promoted, its run's stateful
-    calls before the promotion; for one a person promoted, the stateful calls of the session's
-    runs started before the promotion. None for a notebook output, kernel value or file."""
+    """The steps that made ``manifest``'s bytes. A session's kernel keeps its state across
+    turns, so they start with the stateful calls of the session's earlier runs; then, for a
+    tool call's result, its run's stateful calls up to it and the call; for a scratch file the
+    agent promoted, its run's stateful calls before the promotion; for one a person promoted,
+    the stateful calls of the session's runs started before the promotion. None for a
+    notebook output, a kernel value or a file."""
     found = Provenance()
     source = manifest.source
-    if source.kind == "tool" and source.run_id and source.call_id:
-        run = _run(found, runs_dir, source.run_id)
-        call = run.calls.get(source.call_id) if run else None
-        if run is None or call is None:
+    lookup = session_runs or (lambda s: scan_session(runs_dir, s))
+    target = source.run_id if source.kind == "tool" else None
+    if source.kind == "scratch" and manifest.agent is not None:
+        target = manifest.agent.run_id
+    if target is not None:
+        run = _run(found, runs_dir, target)
+        call = run.calls.get(source.call_id or "") if run and source.kind == "tool" else None
+        if run is None or (source.kind == "tool" and call is None):
             return found
-        calls = [c for c in _stateful(run, call.requested_seq) if c.call_id != call.call_id]
-        found.steps = [Step(run, c) for c in calls] + [Step(run, call, final=True)]
-    elif source.kind == "scratch" and manifest.agent is not None:
-        run = _run(found, runs_dir, manifest.agent.run_id)
-        if run is not None:
-            found.steps = [Step(run, c) for c in _stateful(run, manifest.agent.run_seq + 1)]
+        found.steps = _earlier(found, runs_dir, lookup, run.session_id, run.started_at)
+        if call is not None:
+            calls = [c for c in _stateful(run, call.requested_seq) if c.call_id != call.call_id]
+            found.steps += [Step(run, c) for c in calls] + [Step(run, call, final=True)]
+        elif manifest.agent is not None:
+            found.steps += [Step(run, c) for c in _stateful(run, manifest.agent.run_seq + 1)]
     elif source.kind == "scratch" and source.session_id:
-        lookup = session_runs or (lambda s: scan_session(runs_dir, s))
         promoted = _timestamp(manifest.created_at)
-        for run_id in lookup(source.session_id)[-MAX_SESSION_RUNS:]:
-            run = _run(found, runs_dir, run_id)
-            if run is not None and (run.started_at or 0) <= promoted:
-                found.steps.extend(Step(run, c) for c in _stateful(run))
+        found.steps = _earlier(found, runs_dir, lookup, source.session_id, promoted, True)
     if found.steps and not found.final:
         found.steps[-1].final = True
     if len(found.steps) > MAX_STEPS:
@@ -227,6 +229,28 @@ def producing_steps(
         )
         found.steps = found.steps[-MAX_STEPS:]
     return found
+
+
+def _earlier(
+    found: Provenance,
+    runs_dir: Path,
+    lookup: SessionRuns,
+    session_id: str | None,
+    before: float | None,
+    inclusive: bool = False,
+) -> list[Step]:
+    """The stateful calls of the session's runs started before ``before``, oldest first."""
+    if not session_id or before is None:
+        return []
+    steps: list[Step] = []
+    for run_id in lookup(session_id)[-MAX_SESSION_RUNS:]:
+        run = _run(found, runs_dir, run_id)
+        started = run.started_at if run is not None else None
+        if run is None or started is None:
+            continue
+        if started < before or (inclusive and started == before):
+            steps.extend(Step(run, c) for c in _stateful(run))
+    return steps
 
 
 def _run(found: Provenance, runs_dir: Path, run_id: str) -> RunRecord | None:

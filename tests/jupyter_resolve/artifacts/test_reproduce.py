@@ -20,6 +20,7 @@ from tests.conftest import Server
 from tests.jupyter_resolve.artifacts.crates import graph, refs, unzip
 from tests.jupyter_resolve.artifacts.test_crate import promoted_table
 from tests.jupyter_resolve.artifacts.test_store import cli
+from tests.scripting import call, script
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -66,6 +67,23 @@ async def test_deterministic_python_reproduces_and_the_crate_says_so(
     assert any(r.startswith("https://pypi.org/project/ipykernel/") for r in requirements)
     assert any(entities[r].get("name") == "PYTHONHASHSEED" for r in refs(action["object"]))
     assert entities[refs(action["agent"])[0]]["@type"] == "Person"  # who asked for it
+
+
+async def test_earlier_turns_of_the_session_are_replayed_first(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    """The session's kernel kept ``x`` from the first turn: the second turn's result needs it."""
+    script(gateway, tmp_path, call("python", code="x = 41"), {"content": "kept"})
+    await server.chat("one", session_id="s-turns")
+    script(gateway, tmp_path, call("python", code="print(x + 1)"), {"content": "42"})
+    second = await server.chat("two", session_id="s-turns")
+    [done] = second.of("tool.completed")
+    run_id = second.of("run.started")[0]["run_id"]
+    body = {"run_id": run_id, "call_id": done["call_id"]}
+    promoted = await server.post("/resolve/api/artifacts", body)
+    response = await server.post(f"/resolve/api/artifacts/{promoted.json()['id']}/reproduce", {})
+    result = response.json()
+    assert result["reproduced"] is True and result["steps"] == 2, result
 
 
 async def test_the_command_line_reproduces_too(
