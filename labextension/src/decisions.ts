@@ -71,7 +71,8 @@ async function decideProposal(
     choice.cells ?? proposal.cells,
     { run_id: stepRun, call_id: proposal.callId, proposal_id: id },
     answer.outputs,
-    answer.execution_counts
+    answer.execution_counts,
+    answer.authorship
   );
   const placed = await actions.apply(proposal, cells);
   return placed.missing

@@ -20,6 +20,7 @@ import { parseSettings } from './settings';
 import { CommandIDs, IResolveChat } from './tokens';
 import { resolveIcon } from './icon';
 import { completionPlugin } from './completion/plugin';
+import { authorshipPlugin } from './cellmarker';
 
 /** The panel's commands (open, new session, stop, artifacts), its shortcut and palette items. */
 function addPanelCommands(
@@ -218,4 +219,4 @@ const notebookPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [panelPlugin, notebookPlugin, completionPlugin];
+export default [panelPlugin, notebookPlugin, completionPlugin, authorshipPlugin];

@@ -69,26 +69,28 @@ export interface IResolveCellMetadata {
 export interface INewCell {
   readonly cell_type: IProposedCell['cell_type'];
   readonly source: string;
-  readonly metadata: { readonly resolve: IResolveCellMetadata };
+  readonly metadata: { readonly resolve: IResolveCellMetadata | Record<string, unknown> };
   readonly outputs?: NbOutput[];
   readonly execution_count?: number | null;
 }
 
 /**
- * The cells to insert: each with `metadata.resolve`; code cells with the outputs and execution
- * count the server returned when it ran them (by position among the accepted cells).
+ * The cells to insert: each with `metadata.resolve` (the server's `authorship` of it when the
+ * answer had one, issue 49.3, else `resolve`); code cells with the outputs and execution count
+ * the server returned when it ran them (by position among the accepted cells).
  */
 export function acceptedCells(
   cells: readonly IProposedCell[],
   resolve: IResolveCellMetadata,
   outputs: readonly NbOutput[][] | null = null,
-  counts: readonly (number | null)[] | null = null
+  counts: readonly (number | null)[] | null = null,
+  authorship: readonly Record<string, unknown>[] | null = null
 ): INewCell[] {
   return cells.map((cell, i) => {
     const base = {
       cell_type: cell.cell_type,
       source: cell.source,
-      metadata: { resolve: { ...resolve } }
+      metadata: { resolve: { ...(authorship?.[i] ?? resolve) } }
     };
     if (cell.cell_type !== 'code') {
       return base;

@@ -261,6 +261,8 @@ export interface IProposalAnswer {
   /** Per accepted cell, its outputs; null unless the cells ran. */
   readonly outputs: NbOutput[][] | null;
   readonly execution_counts: (number | null)[] | null;
+  /** Accepted: each cell's `metadata.resolve` (who wrote it, who accepted it); null before. */
+  readonly authorship: Record<string, unknown>[] | null;
 }
 
 /** Check a proposal decision's answer. */
@@ -290,7 +292,8 @@ export function validateProposalAnswer(body: unknown): IProposalAnswer {
     edited: body.edited === true,
     ran: body.ran === true,
     outputs,
-    execution_counts: counts
+    execution_counts: counts,
+    authorship: Array.isArray(body.authorship) ? body.authorship.filter(isObject) : null
   };
 }
 

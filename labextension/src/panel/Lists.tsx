@@ -8,6 +8,7 @@ import { artifactBy, artifactMeta, artifactSource, artifactWhen, reasonLabel } f
 import { describeError } from '../request';
 import { ISessionRow } from '../listings';
 import { IArtifact, IRunInfo } from '../validate';
+import { ArtifactActions } from './ArtifactActions';
 import { LoadMore, usePaged } from './Paged';
 import { MimeOutput } from './Rendered';
 
@@ -294,6 +295,7 @@ export function Artifacts(props: {
               </span>
             </button>
             <ArtifactSource model={props.model} artifact={a} />
+            <ArtifactActions artifactId={a.id} expanded={a.id === selected} />
             {a.id === selected && <Preview artifact={a} rendermime={props.rendermime} />}
           </li>
         ))}
