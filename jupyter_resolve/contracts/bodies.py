@@ -34,6 +34,7 @@ EventType = Literal[
     "context.compacted",
     "notebook.proposal",
     "notebook.decision",
+    "run.message",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 CompletionReason = Literal["stop", "budget", "cancelled", "error", "interrupted"]
@@ -110,6 +111,7 @@ class RuntimeFrame(BaseModel):
         "tool_call",
         "tool_result",
         "usage",
+        "message",
         "error",
         "done",
     ]

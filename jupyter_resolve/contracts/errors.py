@@ -10,6 +10,7 @@
     ├── Forbidden                the caller's permissions do not allow it (403)
     ├── Locked                   a feature the administrator's policy switched off (403)
     ├── TooManyRequests          a caller went over a rate; ``retry_after`` seconds (429)
+    ├── TooLarge                 a body or a field over its bound (413)
     ├── Unavailable              the gateway cannot serve this now: drift, runtime down (503)
     │   ├── RuntimeStartError    agent-httpd could not be started
     │   └── RuntimeGone          agent-httpd dropped a run's stream (it died, or restarts)
@@ -85,6 +86,13 @@ class TooManyRequests(ResolveError):
     def __init__(self, message: str, *, retry_after: int, code: str | None = None) -> None:
         super().__init__(message, code=code)
         self.retry_after = retry_after
+
+
+class TooLarge(ResolveError):
+    """A body or a field over its bound (413); the message names the bound."""
+
+    status = 413
+    code = "too_large"
 
 
 class Unavailable(ResolveError):

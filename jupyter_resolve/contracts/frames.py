@@ -106,6 +106,11 @@ class _Usage(_Data):
     completion_tokens: int = 0
 
 
+class _Message(_Data):
+    id: str
+    text: str
+
+
 class _ErrorData(_Data):
     code: str = "runtime_error"
     message: str
@@ -133,6 +138,19 @@ class FrameTranslator:
         # Set when the gateway stops a run for a budget it enforces (tool calls, time,
         # tokens): the runtime then says "cancelled", but the run ended "budget".
         self.override_reason: str | None = None
+        self.attached = False  # the runtime's first frame came: it knows the run
+        # steering messages posted and not delivered yet, oldest first (contracts/steering.py
+        # bounds them); those left when the run ends are named by its run.completed
+        self.waiting_messages: list[str] = []
+
+    def message_posted(self, message_id: str) -> None:
+        """A steering message went to the runtime: it waits for its ``message`` frame."""
+        self.waiting_messages.append(message_id)
+
+    def message_withdrawn(self, message_id: str) -> None:
+        """The runtime refused it: it is not waiting after all."""
+        if message_id in self.waiting_messages:
+            self.waiting_messages.remove(message_id)
 
     def note_tool_completed(self, call_id: str) -> None:
         """The gateway emitted ``tool.completed`` for this call itself; skip the runtime's copy."""
@@ -211,6 +229,7 @@ class FrameTranslator:
     def _translate(self, frame: RuntimeFrame) -> list[Emitted]:
         d = frame.d
         if frame.t == "run":
+            self.attached = True
             return []
         if frame.t == "round":
             self.rounds = max(self.rounds, _Round.model_validate(d).n)
@@ -241,6 +260,10 @@ class FrameTranslator:
             self.prompt_tokens += usage.prompt_tokens
             self.completion_tokens += usage.completion_tokens
             return [("usage", usage.model_dump())]
+        if frame.t == "message":
+            message = _Message.model_validate(d)
+            self.message_withdrawn(message.id)  # delivered: no longer waiting
+            return [("run.message", {"id": message.id, "text": message.text})]
         if frame.t == "error":
             error = _ErrorData.model_validate(d)
             self.last_error = error.message
@@ -254,6 +277,8 @@ class FrameTranslator:
             reason = self.override_reason
         self.completed = True
         data: dict[str, Any] = {"reason": reason, "rounds": self.rounds}
+        if self.waiting_messages:  # the run ended before a round boundary came for them
+            data["undelivered_messages"] = list(self.waiting_messages)
         if self.text_chars == 0:
             data["summary"] = empty_run_summary(
                 reason=reason,

@@ -2,13 +2,15 @@
 
 One run folds to: the user message (``run.started``'s ``prompt``), then per round an assistant
 message (its text, and its ``tool_calls`` when it called tools) followed by one ``tool`` message
-per call (the output as the runtime gave it to the model, already bounded). Reasoning text is
-not sent back; a turn's signed thinking blocks (logged on its first ``tool.requested``) are, as
-the assistant message's ``thinking_blocks``: Anthropic requires them on a tool-use turn. A run
-that did not end ``stop`` gives what it has, every call with its result: a call whose result
-never came gets a short one saying so (providers reject an orphaned call). A run with no
-assistant message at all gets a one-line note, so user and assistant alternate. An external
-agent's run (``run.started.agent``) gives its prompt and its text: its calls were its own.
+per call (the output as the runtime gave it to the model, already bounded); a steering message
+(``run.message``) is a user message where it took effect, after the round before it. Reasoning
+text is not sent back; a turn's signed thinking blocks (logged on its first ``tool.requested``)
+are, as the assistant message's ``thinking_blocks``: Anthropic requires them on a tool-use turn.
+A run that did not end ``stop`` gives what it has, every call with its result: a call whose
+result never came gets a short one saying so (providers reject an orphaned call). A run that
+ends on a user message (no answer came) gets a one-line note, so user and assistant alternate.
+An external agent's run (``run.started.agent``) gives its prompt and its text: its calls were
+its own.
 """
 
 from __future__ import annotations
@@ -93,10 +95,13 @@ def fold_run(events: Sequence[Event]) -> list[Message]:
             call_id = str(data.get("call_id", ""))
             if call_id in order and call_id not in results:
                 results[call_id] = str(data.get("output", ""))
+        elif event.type == "run.message" and not external:
+            flush()  # the round before it ends here: the message follows its results
+            messages.append({"role": "user", "content": str(data.get("text", ""))})
         elif event.type == "run.completed":
             reason = str(data.get("reason", "unfinished"))
     flush()
-    if len(messages) == 1:
+    if messages[-1]["role"] == "user":  # no answer came, to the prompt or to a steering message
         messages.append({"role": "assistant", "content": f"(no answer: the run ended {reason})"})
     return messages
 

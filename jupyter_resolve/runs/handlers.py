@@ -15,6 +15,7 @@ from ..contracts.errors import BadRequest
 from ..contracts.ids import check_id, optional_id
 from ..contracts.ownership import session_owner
 from ..contracts.run_rows import Position, RunQuery, decode_cursor, page_limit
+from ..contracts.steering import SteerRequest
 from ..handlers.base import ResolveHandler, authorized
 from ..notebook.kernels import UserKernels
 from ..notebook.tools import NotebookHost, describe_mentions
@@ -22,6 +23,7 @@ from .approvals import decide
 from .manager import RunManager
 from .request import RunRequest
 from .run import Run
+from .steering import steer
 from .tasks import Task, TaskManager, TaskRequest
 from .transcript import SessionTranscripts, refuse_other_session
 
@@ -166,6 +168,33 @@ class RunCancelHandler(RunsAPIHandler):
         self.answer({"ok": True, "run": run.info().model_dump()})
 
 
+class RunMessagesHandler(RunsAPIHandler):
+    """``POST /resolve/api/runs/{id}/messages`` ``{"text"}``: steer a running run (the owner's,
+    as cancel is): 202 ``{id, run_id, status: "queued"}``; delivered at its next round
+    boundary, where its ``run.message`` is logged (runs/steering.py)."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, run_id: str) -> None:
+        run = await self.seen_run(run_id, deciding=True)
+        body = self.parse(SteerRequest)
+        self.set_status(202)
+        self.answer(await steer(self.runs, run, body.text))
+
+
+class TaskMessagesHandler(RunsAPIHandler):
+    """``POST /resolve/api/tasks/{id}/messages`` ``{"text"}``: steer the task's step that is
+    running (DESIGN 4)."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, task_id: str) -> None:
+        task = await self.seen_task(task_id, deciding=True)
+        body = self.parse(SteerRequest)
+        self.set_status(202)
+        self.answer({**await steer(self.runs, task.running_step(), body.text), "task_id": task_id})
+
+
 class ApprovalRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -256,9 +285,11 @@ routes: list[tuple[str, Any]] = [
     (r"/resolve/api/sessions", SessionsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/events", RunEventsHandler),
     (rf"/resolve/api/runs/{RUN_ID}/cancel", RunCancelHandler),
+    (rf"/resolve/api/runs/{RUN_ID}/messages", RunMessagesHandler),
     (rf"/resolve/api/runs/{RUN_ID}/approvals/(?P<call_id>[^/]{{1,256}})", ApprovalHandler),
     (r"/resolve/api/tasks", TasksHandler),
     (rf"/resolve/api/tasks/{TASK_ID}/events", TaskEventsHandler),
     (rf"/resolve/api/tasks/{TASK_ID}/cancel", TaskCancelHandler),
+    (rf"/resolve/api/tasks/{TASK_ID}/messages", TaskMessagesHandler),
     (rf"/resolve/api/sessions/{SESSION_ID}/transcript", SessionTranscriptHandler),
 ]

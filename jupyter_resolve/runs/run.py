@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo, ToolResult
@@ -60,6 +61,11 @@ class Run(EventStream):
         # the next step); stepped: a round shed some of the run's own outputs
         self.elided_tools = 0
         self.stepped = False
+        # steering (runs/steering.py): messages held until the runtime has the run, and what
+        # releases them once it does (the runtime's first frame read)
+        self.held_messages: list[tuple[str, str]] = []
+        self.on_attached: Callable[[], None] | None = None
+        self.background: set[asyncio.Future[None]] = set()
 
     @property
     def completed(self) -> bool:
@@ -86,6 +92,9 @@ class Run(EventStream):
 
     def emit_all(self, emitted: list[tuple[EventType, dict[str, Any]]]) -> None:
         """Append a batch of events: one log write, one wake of the watchers."""
+        if self.on_attached is not None and self.translator.attached:
+            released, self.on_attached = self.on_attached, None
+            released()
         if not emitted:
             return
         self.append_many([(kind, {"run_id": self.run_id, **data}) for kind, data in emitted])

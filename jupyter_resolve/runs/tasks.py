@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..contracts.bodies import ChatRequest
-from ..contracts.errors import BadRequest, NotFound, ResolveError
+from ..contracts.errors import BadRequest, Conflict, NotFound, ResolveError
 from ..contracts.ids import Id
 from ..contracts.permissions import RunPermissions
 from ..souls import Soul
@@ -76,6 +76,22 @@ class Task(EventStream):
 
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
         self.append(event_type, {"task_id": self.task_id, **data})
+
+    def running_step(self) -> Run:
+        """The step that is running now, which a steering message goes to: 409 when the task
+        has ended, or between two steps (for the moment the next one takes to start)."""
+        if self.closed:
+            raise Conflict(
+                f"task '{self.task_id}' has ended: it takes no more messages",
+                code="run_ended",
+            )
+        step = self.children[-1] if self.children else None
+        if step is None or step.completed:
+            raise Conflict(
+                f"task '{self.task_id}' is between two steps: send the message again in a moment",
+                code="between_steps",
+            )
+        return step
 
     @classmethod
     def from_log(cls, task_id: str, path: Path) -> Task:

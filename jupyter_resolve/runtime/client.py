@@ -1,4 +1,5 @@
-"""Client of agent-httpd: ``POST /chat`` streamed as frame payloads, cancel, health.
+"""Client of agent-httpd: ``POST /chat`` streamed as frame payloads, cancel, steering messages,
+health.
 
 ``/chat`` is spoken over a plain asyncio connection, not httpx: the peer is our own runtime on
 loopback, whose answer is a close-delimited SSE stream (``Connection: close``, no chunking), so
@@ -80,6 +81,13 @@ class RuntimeClient:
         """Ask the runtime to cancel a run; False when it does not know the run."""
         response = await self._client.post(f"/runs/{run_id}/cancel")
         return response.status_code == 200
+
+    async def message(self, run_id: str, message_id: str, text: str) -> int:
+        """Queue a steering message on a run (native/README.md); the runtime's status: 200
+        queued, 404 no such run, 409 it starts no more rounds, 429 too many waiting."""
+        body = {"id": message_id, "text": text}
+        response = await self._client.post(f"/runs/{run_id}/messages", json=body)
+        return response.status_code
 
     async def health(self) -> dict[str, Any]:
         response = await self._client.get("/healthz", timeout=5.0)

@@ -140,8 +140,8 @@ def test_public_python_surface_is_pinned() -> None:
 
 def test_event_names_match_the_design() -> None:
     design = (
-        "run.started text.delta reasoning.delta tool.requested tool.approval tool.started "
-        "tool.output tool.completed usage run.error run.completed context.compacted "
-        "notebook.proposal notebook.decision"
+        "run.started text.delta reasoning.delta tool.writing tool.requested tool.approval "
+        "tool.started tool.output tool.completed usage run.error run.completed "
+        "context.compacted notebook.proposal notebook.decision run.message"
     ).split()
     assert list(EVENT_TYPES) == design
