@@ -41,7 +41,7 @@ async def chat_deciding(server: Server, gateway: Any, decision: str, **kw: Any) 
 async def test_agent_promotes_a_scratch_file_after_approval(
     server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
 ) -> None:
-    assert "artifacts.promote" in [t["function"]["name"] for t in gateway.tool_specs()]
+    assert "artifacts.promote" in [t["function"]["name"] for t in gateway.catalogue.tool_specs()]
     script(
         gateway,
         tmp_path,

@@ -14,7 +14,8 @@ import pytest
 
 from jupyter_resolve.contracts.authorship import cell_authorship
 from tests.conftest import Server
-from tests.jupyter_resolve.artifacts.crates import graph, unzip
+from tests.jupyter_resolve.artifacts.crates import graph, seed_cache, unzip
+from tests.jupyter_resolve.artifacts.test_crate import validate
 from tests.jupyter_resolve.notebook.live import user_notebook
 from tests.jupyter_resolve.notebook.test_proposals import decide_when_asked, propose
 from tests.scripting import script
@@ -104,6 +105,10 @@ async def test_accepted_cells_carry_authorship_and_the_notebook_crate_exports_it
     await put_notebook(server, path, content)
     cells = await notebook_authorship(server, path, tmp_path / "before")
     assert [(c["cell_id"], c["edited"]) for c in cells] == [("agent-0", False), ("agent-1", False)]
+
+    # the notebook's crate conforms to the profile too
+    verdict = validate(tmp_path / "before", seed_cache(tmp_path / "http-cache"))
+    assert verdict["passed"], verdict["issues"]
 
     content["cells"][-1]["source"] = "y = x * 15  # the person's edit"
     await put_notebook(server, path, content)

@@ -14,9 +14,12 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from traitlets import TraitError
 
 from jupyter_resolve.artifacts import ArtifactStore, Source, artifact_id
+from jupyter_resolve.artifacts.export import CrateMaker
 from jupyter_resolve.artifacts.sources import pick
+from jupyter_resolve.config import Resolve
 from jupyter_resolve.contracts.errors import BadRequest
 
 REPO = Path(__file__).resolve().parents[3]
@@ -207,3 +210,23 @@ def test_export_writes_the_crate_as_a_zip_or_a_folder(tmp_path: Path) -> None:
     assert again.returncode == 1 and "not empty" in again.stdout
     session = cli("artifacts", "export", "--session", "s1", str(tmp_path / "s.zip"), cwd=tmp_path)
     assert session.returncode == 0, session.stdout + session.stderr
+
+
+def test_people_are_named_by_orcid_when_configured(tmp_path: Path) -> None:
+    """c.Resolve.orcids: a promoter known by login or display name is their ORCID iD."""
+    store = ArtifactStore(tmp_path / "artifacts")
+    manifest, _ = store.promote(
+        b"x", "text/plain", SCRATCH, created_by="ada", created_by_name="Ada Lovelace"
+    )
+    orcids = {"Ada Lovelace": "0000-0002-1825-0097"}
+    maker = CrateMaker(store, tmp_path / "runs", tmp_path / "sessions", orcids)
+    entities = {e["@id"]: e for e in maker.artifact_crate(manifest.id).metadata["@graph"]}
+    promotion = entities[f"#promotion-{manifest.id}"]
+    assert promotion["agent"] == {"@id": "https://orcid.org/0000-0002-1825-0097"}
+    person = entities["https://orcid.org/0000-0002-1825-0097"]
+    assert person == {**person, "@type": "Person", "name": "Ada Lovelace"}
+    unknown = CrateMaker(store, tmp_path / "runs", tmp_path / "sessions", {})
+    anonymous = unknown.artifact_crate(manifest.id).metadata["@graph"]
+    assert not any(str(e["@id"]).startswith("https://orcid.org/") for e in anonymous)
+    with pytest.raises(TraitError, match="not an ORCID"):
+        Resolve(orcids={"ada": "1234"})
