@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SSE, Server
+from tests.fakes._server import Part
 from tests.fakes.openai_server import DONE, chunk, sse, stream, text_reply, usage
 from tests.jupyter_resolve.people import Grants, People
 from tests.jupyter_resolve.test_sessions import provider, recording
@@ -113,7 +114,7 @@ async def test_a_message_reaches_the_next_round_and_stays_where_it_took_effect(
     # the run log, a replay and the session's transcript have it where it took effect
     log = Path(gateway.runs.runs_dir / f"{run_id}.jsonl").read_text().splitlines()
     logged = [json.loads(line) for line in log]
-    assert [e for e in logged if e.get("type") == "run.message"][0]["data"]["text"] == STEER
+    assert next(e for e in logged if e.get("type") == "run.message")["data"]["text"] == STEER
     replay = await rest_of(alice, run_id)
     assert [(e.id, e.event, e.data) for e in replay] == [(e.id, e.event, e.data) for e in events]
     transcript = (await alice.get("/resolve/api/sessions/s-steer/transcript")).json()["messages"]
@@ -148,8 +149,82 @@ async def test_bad_messages_are_refused_and_bounded(
     ninth = await alice.post(path, {"text": "one more"})
     assert ninth.status_code == 429, ninth.text
     assert ninth.json()["error"]["code"] == "too_many_messages" and ninth.headers["Retry-After"]
-    assert (await alice.post("/resolve/api/runs/run-nope/messages", {"text": "x"})).status_code == 404
+    assert (
+        await alice.post("/resolve/api/runs/run-nope/messages", {"text": "x"})
+    ).status_code == 404
     events = await rest_of(alice, run_id)
     assert [e.data["text"] for e in events if e.event == "run.message"] == [
         f"note {i}" for i in range(8)
     ]
+
+
+def slow_text(first: str, rest: str, pause: float = 3.0) -> Any:
+    """An answer without calls whose second piece comes ``pause`` seconds after its first."""
+    return stream(
+        [
+            sse(chunk({"role": "assistant", "content": first})),
+            Part(sse(chunk({"content": rest})), delay=pause),
+            sse(chunk({}, "stop")),
+            sse(usage()),
+            DONE,
+        ]
+    )
+
+
+async def test_a_steered_round_counts_against_the_budget(
+    server: Server, gateway: Any, recording: list[Any]
+) -> None:
+    """A message that comes while the model answers without calls gets a round of its own, the
+    answer kept before it; with no round left it is not delivered, and run.completed says so."""
+    fake = await provider(gateway, recording, [slow_text("Plotting", " done."), text_reply("Ok.")])
+    alice = person(server, "alice")
+    gateway.config.max_rounds = 2
+    try:
+        run_id, first = await run_until(alice, "s-steer-budget", "text.delta")
+        posted = await alice.post(f"/resolve/api/runs/{run_id}/messages", {"text": "table only"})
+        assert posted.status_code == 202, posted.text
+        events = await rest_of(alice, run_id, after=first[-1].id or 0)
+        completed = events[-1].data
+        assert completed["rounds"] == 2 and completed["reason"] == "stop"
+        sent = fake.requests[1].body["messages"]
+        assert sent[-2:] == [
+            {"role": "assistant", "content": "Plotting done."},
+            {"role": "user", "content": "table only"},
+        ]
+
+        gateway.config.max_rounds = 1
+        fake.scenario, fake.accepted = [slow_text("Plotting", " done.")], 0
+        run_id, first = await run_until(alice, "s-steer-last", "text.delta")
+        posted = await alice.post(f"/resolve/api/runs/{run_id}/messages", {"text": "table only"})
+        assert posted.status_code == 202, posted.text
+        events = await rest_of(alice, run_id, after=first[-1].id or 0)
+        assert not [e for e in events if e.event == "run.message"]
+        completed = events[-1].data
+        assert completed["rounds"] == 1
+        assert completed["undelivered_messages"] == [posted.json()["id"]]
+    finally:
+        gateway.config.max_rounds = 8
+
+
+async def test_a_message_to_a_task_goes_to_its_running_step(
+    server: Server, gateway: Any, recording: list[Any]
+) -> None:
+    fake = await provider(gateway, recording, [python_call(SLOW_CODE), text_reply("Found.")])
+    alice = person(server, "alice")
+    body = {"goal": "plot the penguins", "chain": ["specialist"]}
+    started = await alice.stream(
+        "/resolve/api/tasks", body, until=lambda e: e.event == "tool.started"
+    )
+    task_id = started.events[0].data["task_id"]
+    step = started.of("run.started")[0]["run_id"]
+    posted = await alice.post(f"/resolve/api/tasks/{task_id}/messages", {"text": STEER})
+    assert posted.status_code == 202, posted.text
+    assert posted.json()["task_id"] == task_id and posted.json()["run_id"] == step
+    events = await alice.stream(f"/resolve/api/tasks/{task_id}/events", method="GET")
+    delivered = events.of("run.message")
+    assert len(delivered) == 1 and delivered[0]["text"] == STEER
+    assert delivered[0]["run_id"] == step and delivered[0]["role"] == "specialist"
+    assert fake.requests[1].body["messages"][-1] == {"role": "user", "content": STEER}
+    assert events.types()[-1] == "task.completed"
+    late = await alice.post(f"/resolve/api/tasks/{task_id}/messages", {"text": "more"})
+    assert late.status_code == 409 and late.json()["error"]["code"] == "run_ended"
