@@ -21,6 +21,7 @@ class Options:
     agent: str | None = None  # an external agent (c.Resolve.acp_agents) answers instead
     task: bool = False
     interpolate: bool = True
+    steer: bool = False  # the text goes to the session's live run (magics/steer.py)
 
 
 def parse_options(line: str) -> tuple[Options, str]:
@@ -33,7 +34,7 @@ def parse_options(line: str) -> tuple[Options, str]:
         "--model": "model",
         "--agent": "agent",
     }
-    flags = {"--new": "new", "--task": "task"}
+    flags = {"--new": "new", "--task": "task", "--steer": "steer"}
     while rest.startswith("--"):
         word, _, after = rest.partition(" ")
         name, eq, inline = word.partition("=")
@@ -55,10 +56,16 @@ def parse_options(line: str) -> tuple[Options, str]:
         else:
             raise UsageError(
                 f"unknown option {name}; %%resolve takes --soul NAME, --agent NAME, --session ID, "
-                "--new, --model M, --task and --no-interpolate"
+                "--new, --model M, --task, --steer and --no-interpolate"
             )
     if options.agent and (options.soul or options.task):
         raise UsageError("--agent NAME asks an external agent: it takes no --soul and no --task")
+    started = [o for o in ("new", "task", "soul", "agent", "model") if getattr(options, o)]
+    if options.steer and started:
+        raise UsageError(
+            f"--steer TEXT goes to the run working now: it takes no --{started[0]} "
+            "(only --session ID)"
+        )
     return options, rest
 
 

@@ -7,6 +7,7 @@
               [--no-interpolate]
     PROMPT (the cell body; {name} is replaced by the value of ``name`` in the namespace;
     @name describes that variable to the model)
+    %resolve [--session ID] --steer TEXT  (to the session's run working now: magics/steer.py)
 
     %resolve tools | souls | runs [--before CURSOR] | status | cancel [RUN] | replay RUN
     %resolve history | forget | usage
@@ -37,6 +38,7 @@ from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
 from .runs_list import show_runs, wants_listing
 from .safe_html import code_span, escape_markdown
+from .steer import steer_live_run
 from .view_model import ResolveResult, RunView
 from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
 
@@ -138,6 +140,9 @@ class ResolveMagics(Magics):
             raise UsageError(f"%%resolve takes options on its first line, not text: {rest!r}")
         if options.interpolate:
             prompt = interpolate(prompt, self.namespace)
+        if options.steer:
+            steer_live_run(self.client(), options.session or self.session_id, prompt)
+            return
         if not prompt.strip():
             raise UsageError(
                 "%resolve needs a prompt: %resolve [--new] QUESTION, or %%resolve + a body; "

@@ -108,6 +108,11 @@ class TextBlock:
     text: str = ""
 
 
+class SteerBlock(TextBlock):
+    """A person's message where it reached the model (``run.message``): Markdown every view
+    shows as it shows text, not part of the answer."""
+
+
 @dataclass
 class RunView:
     """Everything a view of one run shows, folded from its events."""
@@ -149,7 +154,7 @@ class RunView:
 
     def answer(self) -> str:
         """The answer text: the text blocks, a blank line where tool calls came between."""
-        texts = [b.text.strip() for b in self.blocks if isinstance(b, TextBlock)]
+        texts = [b.text.strip() for b in self.blocks if type(b) is TextBlock]
         return "\n\n".join(t for t in texts if t)
 
     def card(self, call_id: str, name: str = "") -> ToolCard:
@@ -187,11 +192,15 @@ class RunView:
         if kind == "text.delta":
             piece = str(data.get("text", ""))
             self.text += piece
-            if not self.blocks or not isinstance(self.blocks[-1], TextBlock):
+            if not self.blocks or type(self.blocks[-1]) is not TextBlock:
                 self.blocks.append(TextBlock())
             block = self.blocks[-1]
             assert isinstance(block, TextBlock)
             block.text += piece
+            return "text", str(len(self.blocks) - 1)
+        if kind == "run.message":
+            quoted = "".join(f"> {line}\n" for line in str(data.get("text", "")).splitlines())
+            self.blocks.append(SteerBlock(f"> **↪ you, at this step:**\n{quoted}\n"))
             return "text", str(len(self.blocks) - 1)
         if kind == "reasoning.delta":
             self.reasoning += str(data.get("text", ""))
@@ -233,11 +242,18 @@ class RunView:
                 summary = {"text": summary}
             self.summary = summary if isinstance(summary, dict) else None
             self._close_calls(self.reason)
+            self._undelivered(data)
             return "footer", ""
         if kind == "context.compacted":
             self.compacted = str(data.get("note") or data.get("summary") or "context compacted")
             return "footer", ""
         return "footer", ""
+
+    def _undelivered(self, data: dict[str, Any]) -> None:
+        """Steering messages the run ended before reading (``undelivered_messages``)."""
+        if isinstance(left := data.get("undelivered_messages"), list) and left:
+            why = f"the run ended ({data.get('reason', '?')}) before its next step"
+            self.errors.append(f"{len(left)} message(s) you sent did not reach the agent: {why}")
 
     def _close_calls(self, reason: str) -> None:
         for card in self.tools.values():
@@ -265,6 +281,7 @@ class RunView:
             if isinstance(summary, dict) and summary.get("text"):
                 self.summary = summary
             self._close_calls(str(data.get("reason", "")))
+            self._undelivered(data)
             return "footer", ""
         if kind == "task.completed":
             self.reason = str(data.get("reason", "stop"))
