@@ -176,7 +176,7 @@ def add_step(
     """A producing step as a CreateAction; its code goes into the crate."""
     run, call = step.run, step.call
     code = call.code.encode()
-    path = f"code/{run.run_id}/{call.call_id}{SUFFIX.get(call.name, '.json')}"
+    path = f"code/{run.run_id}/{call.slug}{SUFFIX.get(call.name, '.json')}"
     files[path] = code
     code_ref = graph.add(
         {
@@ -191,14 +191,14 @@ def add_step(
     done = call.completed or {}
     output = graph.add(
         {
-            "@id": f"#output-{run.run_id}-{call.call_id}",
+            "@id": f"#output-{run.run_id}-{call.slug}",
             "@type": "PropertyValue",
             "name": f"output of {call.name} call {call.call_id}",
             "value": str(done.get("output", ""))[:OUTPUT_CHARS],
         }
     )
     owner = people.get(run.owner or "")
-    action_id = f"#call-{run.run_id}-{call.call_id}"
+    action_id = f"#call-{run.run_id}-{call.slug}"
     graph.add(
         {
             "@id": action_id,

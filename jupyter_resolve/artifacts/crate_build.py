@@ -54,7 +54,7 @@ def add_artifact(
     calls: dict[str, list[str]] = {}
     for step in item.provenance.steps:
         action = add_step(graph, files, step, inputs, people, version)
-        last = {"@id": f"#output-{step.run.run_id}-{step.call.call_id}"}
+        last = {"@id": f"#output-{step.run.run_id}-{step.call.slug}"}
         calls.setdefault(step.run.run_id, []).append(step.call.call_id)
         if step.final:
             graph.append(action["@id"], "result", art)

@@ -170,6 +170,8 @@ def write_folder(content: CrateContent, folder: Path) -> list[Path]:
     written[0].write_bytes(as_json_bytes(content.metadata))
     for name, data in sorted(content.files.items()):
         target = folder / name
+        if not target.resolve().is_relative_to(folder.resolve()):
+            raise BadRequest(f"the crate names a file outside itself: {name!r}")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data.read_bytes() if isinstance(data, Path) else data)
         written.append(target)

@@ -13,6 +13,7 @@ steps are bounded (:data:`MAX_STEPS`, the latest kept) and so is the excerpt of 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -27,6 +28,7 @@ STATEFUL = frozenset({"python", "shell", "write_file", "edit_file"})
 MAX_STEPS = 200  # producing steps kept per artifact (the latest)
 MAX_SESSION_RUNS = 500  # runs of a session looked at for a scratch file a person promoted
 MAX_EXCERPT_TEXT = 4000  # characters of a call's output kept in a log excerpt
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 SessionRuns = Callable[[str], list[str]]
 """Takes a session id: its run ids, oldest first (the run index's; see :func:`scan_session`)."""
@@ -44,6 +46,12 @@ class Call:
     completed: dict[str, Any] | None = None
     completed_at: float | None = None
     completed_seq: int = 0
+
+    @property
+    def slug(self) -> str:
+        """The call id as it may stand in a crate's file names and ids: the model's provider
+        chose it, so anything but letters, digits, ``.``, ``_`` and ``-`` becomes ``_``."""
+        return UNSAFE.sub("_", self.call_id)[:128].lstrip(".") or "call"
 
     @property
     def ran(self) -> bool:

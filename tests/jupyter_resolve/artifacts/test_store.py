@@ -17,7 +17,7 @@ import pytest
 from traitlets import TraitError
 
 from jupyter_resolve.artifacts import ArtifactStore, Source, artifact_id
-from jupyter_resolve.artifacts.export import CrateMaker
+from jupyter_resolve.artifacts.export import CrateMaker, write_folder
 from jupyter_resolve.artifacts.sources import pick
 from jupyter_resolve.config import Resolve
 from jupyter_resolve.contracts.errors import BadRequest
@@ -230,3 +230,32 @@ def test_people_are_named_by_orcid_when_configured(tmp_path: Path) -> None:
     assert not any(str(e["@id"]).startswith("https://orcid.org/") for e in anonymous)
     with pytest.raises(TraitError, match="not an ORCID"):
         Resolve(orcids={"ada": "1234"})
+
+
+def test_a_call_id_from_the_log_never_names_a_file_outside_the_crate(tmp_path: Path) -> None:
+    """Call ids come from the model's provider: in file names and ids they are made safe."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    lines = [
+        {"seq": 1, "type": "run.started", "data": {"run_id": "run-x", "session_id": "s"}},
+        {
+            "seq": 2,
+            "type": "tool.requested",
+            "data": {"call_id": "../../evil", "name": "python", "arguments": {"code": "1"}},
+        },
+        {"seq": 3, "type": "tool.started", "data": {"call_id": "../../evil", "name": "python"}},
+        {
+            "seq": 4,
+            "type": "tool.completed",
+            "data": {"call_id": "../../evil", "name": "python", "ok": True, "output": "1"},
+        },
+    ]
+    (runs / "run-x.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = ArtifactStore(tmp_path / "artifacts")
+    source = Source(kind="tool", run_id="run-x", call_id="../../evil")
+    manifest, _ = store.promote(b"1", "text/plain", source)
+    content = CrateMaker(store, runs, tmp_path / "sessions", {}).artifact_crate(manifest.id)
+    assert all(".." not in name.split("/") for name in content.files)
+    assert "code/run-x/_.._evil.py" in content.files
+    written = write_folder(content, tmp_path / "crate")
+    assert all(p.resolve().is_relative_to((tmp_path / "crate").resolve()) for p in written)
