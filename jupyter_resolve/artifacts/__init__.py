@@ -1,8 +1,11 @@
 """Artifacts (DESIGN 3.7): explicit promotion of notebook outputs and scratch files into a
 content-addressed, read-only store with manifests and an index.
 
-``models`` (data) → ``sources`` (reading and checking what is promoted) → ``store`` (blobs,
-manifests, index) → ``service`` (promotion, for the REST API and the agent tool) → ``cli``.
+``records`` (data) → ``sources`` (reading and checking what is promoted) → ``store`` (blobs,
+manifests, index) → ``service`` (promotion, for the REST API and the agent tool) → ``app`` (the
+CLI). Provenance: ``provenance`` (what made an artifact, from the run logs) → ``crate``,
+``crate_build`` and ``prov_document`` (its RO-Crate and PROV, pure) → ``export`` (the zip);
+``compare`` and ``reproduce`` (running its calls again, through a replay the gateway hands in).
 """
 
 from __future__ import annotations
