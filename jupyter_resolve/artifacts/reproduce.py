@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kernel_tools.schemas import get_tool
+
 from ..contracts.bodies import ToolResult
 from ..contracts.errors import BadRequest, Conflict, Forbidden
 from ..contracts.permissions import RunPermissions
@@ -58,7 +60,21 @@ class Replay(Protocol):
 
 
 def reproducible(manifest: ArtifactManifest, provenance: Provenance) -> None:
-    """Conflict ``not_reproducible`` saying why, unless agent calls made the artifact."""
+    """Conflict ``not_reproducible`` saying why, unless calls that ran in a scratch kernel
+    made the artifact (a gateway tool's result, a web page or a notebook's, is not replayed)."""
+    elsewhere = sorted(
+        {
+            s.call.name
+            for s in provenance.steps
+            if (get_tool(s.call.name) or {}).get("runs_in") != "kernel"
+        }
+    )
+    if elsewhere:
+        raise Conflict(
+            f"artifact {manifest.id} cannot be reproduced: it comes from {', '.join(elsewhere)}, "
+            "which does not run in a scratch kernel (its result depends on what is outside it)",
+            code="not_reproducible",
+        )
     if provenance.steps:
         return
     why = {

@@ -128,6 +128,25 @@ async def test_what_no_agent_call_made_is_not_reproducible(
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "not_reproducible"
     assert "file of the server root" in response.json()["error"]["message"]
+    # a web page's text: the tool ran in the gateway, and the page may have changed since
+    runs = jp_root_dir / ".resolve" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    lines = [
+        ("run.started", {"run_id": "run-web", "session_id": "s-web", "model": "m"}),
+        ("tool.requested", {"call_id": "c1", "name": "web_fetch", "arguments": {"url": "x"}}),
+        ("tool.started", {"call_id": "c1", "name": "web_fetch"}),
+        ("tool.completed", {"call_id": "c1", "name": "web_fetch", "ok": True, "output": "page"}),
+    ]
+    (runs / "run-web.jsonl").write_text(
+        "".join(
+            json.dumps({"seq": i, "type": t, "data": d, "ts": 1.0 + i}) + "\n"
+            for i, (t, d) in enumerate(lines, 1)
+        )
+    )
+    page = await server.post("/resolve/api/artifacts", {"run_id": "run-web", "call_id": "c1"})
+    assert page.status_code == 201, page.text
+    refused = await server.post(f"/resolve/api/artifacts/{page.json()['id']}/reproduce", {})
+    assert refused.status_code == 409 and "web_fetch" in refused.json()["error"]["message"]
     bad = await server.post("/resolve/api/artifacts/../reproduce", {})
     assert bad.status_code in (400, 404)
 
