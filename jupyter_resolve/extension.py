@@ -81,10 +81,14 @@ class ResolveExtension(ExtensionApp):
         policy = enforce_policy(config, self.log)  # last: the administrator's locks win
         assert self.serverapp is not None
         root = Path(self.serverapp.root_dir).expanduser().resolve()
-        self.gateway = Gateway(config, root_dir=root, log=self.log)
-        self.gateway.policy = policy
-        self.gateway.user_kernels = UserKernels(self.serverapp, self.log)
-        self.gateway.kernels.server_kernels = self.serverapp.kernel_manager  # scratch on a gateway
+        self.gateway = Gateway(
+            config,
+            root_dir=root,
+            log=self.log,
+            user_kernels=UserKernels(self.serverapp, self.log),
+            server_kernels=self.serverapp.kernel_manager,  # scratch kernels on a Jupyter gateway
+            policy=policy,
+        )
         self.gateway.route_internal(
             runtime_handlers.internal_routes(self.gateway), runtime_handlers.log_request
         )

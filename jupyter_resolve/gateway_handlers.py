@@ -59,7 +59,7 @@ class ToolsHandler(GatewayHandler):
     @authorized("read")
     async def get(self) -> None:
         await self.ensure_started()  # MCP servers' tools are listed once they have started
-        self.answer({"tools": self.gateway.tool_specs()})
+        self.answer({"tools": self.gateway.catalogue.tool_specs()})
 
 
 class SoulsHandler(GatewayHandler):
@@ -68,7 +68,7 @@ class SoulsHandler(GatewayHandler):
     @web.authenticated
     @authorized("read")
     def get(self) -> None:
-        allowed = self.gateway.allowed_tools()
+        allowed = self.gateway.catalogue.allowed_tools()
         souls = [
             {
                 "name": s.name,

@@ -15,8 +15,9 @@ The layers, lowest first; a layer imports only the ones below it:
 - ``notebook``, ``peer``, ``mcp``: the user's notebook and the protocol edges, each taking a
   narrow ``Protocol`` of what it needs (``NotebookHost``, ``JobHost``, ``WorkbenchHost``),
   never the gateway;
-- ``wiring`` (the services built and handed to each other), then ``gateway`` (them behind one
-  object);
+- ``catalogue`` (the server's tools) and ``launcher`` (starts runs for every edge), ``wiring``
+  (the services built, each with its collaborators), then ``gateway`` (them, started and
+  stopped);
 - every service's handlers (``runs/handlers.py``, ``artifacts/handlers.py``... and
   ``gateway_handlers``) as one layer, whatever folder they sit in, on the shared plumbing of
   ``handlers/`` (which imports only ``contracts`` and ``config``); then ``extension``; ``cli``

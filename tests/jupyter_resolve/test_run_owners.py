@@ -133,7 +133,7 @@ async def test_over_mcp_another_persons_run_is_not_there(
         events = await client.call_tool("run_events", {"run_id": run_id})
         assert events.is_error is False
         assert "fetch it" in events.content[0].text  # type: ignore[union-attr]
-    await gateway.cancel_run(run_id)
+    await gateway.launcher.cancel_run(run_id)
 
 
 async def test_the_servers_own_runs_are_everyones_and_others_need_the_grant(

@@ -76,8 +76,8 @@ async def test_time_server_over_stdio_asks_then_runs(
     listed = tools["mcp.time.get_current_time"]["function"]
     assert "timezone" in listed["parameters"]["properties"]
     assert "mcp.every.get-tiny-image" in tools and "mcp.hang.wait" in tools
-    assert gateway.schema("mcp.time.get_current_time").effect == "read"  # readOnlyHint
-    assert gateway.schema("mcp.every.toggle-simulated-logging").effect == "exec"
+    assert gateway.catalogue.schema("mcp.time.get_current_time").effect == "read"  # readOnlyHint
+    assert gateway.catalogue.schema("mcp.every.toggle-simulated-logging").effect == "exec"
     stream = await ask(server, gateway, tmp_path, "mcp.time.get_current_time", timezone="UTC")
     assert [a["state"] for a in stream.of("tool.approval")] == ["waiting", "approved"]
     done = stream.of("tool.completed")[0]
