@@ -29,6 +29,7 @@ from ..contracts.run_rows import RunQuery
 from ..runs.manager import RunManager, new_id
 from ..runs.request import RunRequest
 from ..runs.run import Run
+from ..runs.steering import steer
 from ..runs.transcript import SessionTranscripts
 from ..scratch.pool import ScratchKernels
 from ..tools.catalog import ToolSchema
@@ -103,6 +104,11 @@ class Job:
 
     def answer(self) -> str:
         return self.run.text()
+
+    def steered(self) -> list[tuple[str, str]]:
+        """The messages that steered the job's run, where they reached it: (id, text)."""
+        messages = (e.data for e in self.run.events if e.type == "run.message")
+        return [(str(m.get("id", "")), str(m.get("text", ""))) for m in messages]
 
     def error(self) -> str | None:
         """Why a job that did not succeed ended: the run's last error, else its summary."""
@@ -266,6 +272,11 @@ class JobManager:
         loaded = await asyncio.to_thread(_load_all, runs, [info.run_id for info in page.runs])
         jobs = [Job(peer=peer, run=run, prompt=self.prompts.get(run.run_id)) for run in loaded]
         return jobs, page.next, total
+
+    async def steer(self, job: Job, text: str) -> dict[str, Any]:
+        """A message to the job's working run (runs/steering.py): 400/413/429 for the text,
+        409 once the run ended."""
+        return await steer(self.gateway.runs, job.run, text)
 
     async def cancel(self, peer: str, job_id: str) -> Job:
         job = self.get(peer, job_id)

@@ -4,7 +4,9 @@
 onto the peer jobs. The two streaming ones answer as SSE (``peer/streams.py``).
 
 A task is a job: its id is the job id, its context the job's session, its answer one text
-artifact. Answers use the shapes of the version the method name belongs to (``rendering``).
+artifact. A send whose message names a working task (``taskId``) steers it: the text reaches
+its model at the next step, as a person's message does (runs/steering.py). Answers use the
+shapes of the version the method name belongs to (``rendering``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..contracts.errors import JsonBodyError, ResolveError, RpcError, TooManyRequests
-from .jobs import JobManager
+from .jobs import Job, JobManager
 from .limits import id_problem, loads
 from .listing import list_answer, list_params, run_query
 from .rendering import Version, render_task
@@ -116,11 +118,6 @@ def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
     message = params.get("message")
     if not isinstance(message, dict):
         raise RpcError(INVALID_PARAMS, "params.message: an object with parts is required")
-    if message.get("taskId"):
-        raise RpcError(
-            UNSUPPORTED_OPERATION,
-            "a task here takes one message; send a new message without taskId",
-        )
     parts = message.get("parts")
     if not isinstance(parts, list) or not parts:
         raise RpcError(INVALID_PARAMS, "params.message.parts: a non-empty list is required")
@@ -145,6 +142,36 @@ def message_text(params: dict[str, Any]) -> tuple[str, str | None]:
         if problem:
             raise RpcError(INVALID_PARAMS, problem)
     return text, soul
+
+
+def message_task(params: dict[str, Any]) -> str | None:
+    """The working task a send's message continues (``message.taskId``), else None."""
+    message = params.get("message")
+    value = message.get("taskId") if isinstance(message, dict) else None
+    if value is None or value == "":
+        return None
+    return task_id({"id": value})
+
+
+async def steer_task(jobs: JobManager, owner: str, params: dict[str, Any]) -> Job | None:
+    """A send to a working task (``taskId``) steers it: its text reaches the model at the
+    task's next step. None when the message names no task (it starts one)."""
+    target = message_task(params)
+    if target is None:
+        return None
+    text, _soul = message_text(params)
+    job = jobs.get(owner, target)
+    context = context_id(params)
+    if context is not None and context != job.context_id:
+        raise RpcError(INVALID_PARAMS, f"task '{target}' is not in contextId '{context}'")
+    if job.done:
+        raise RpcError(
+            UNSUPPORTED_OPERATION,
+            f"task '{target}' already ended ({job.state}); send a new message without taskId "
+            "(with its contextId to continue the conversation)",
+        )
+    await jobs.steer(job, text)
+    return job
 
 
 def context_id(params: dict[str, Any]) -> str | None:
@@ -212,8 +239,10 @@ async def call(jobs: JobManager, owner: str, request: Call, *, wait: float = SEN
             page, following, total = await jobs.page(owner, run_query(owner, wanted))
             return list_answer(page, following, total, wanted, params, version, history)
         if request.op == "send":
-            text, soul = message_text(params)
-            job = await jobs.submit(owner, text, soul, context_id(params))
+            job = await steer_task(jobs, owner, params)
+            if job is None:
+                text, soul = message_text(params)
+                job = await jobs.submit(owner, text, soul, context_id(params))
             if _blocking(params, version):
                 await jobs.wait(job, wait)
             task = render_task(job, version, history)

@@ -83,6 +83,7 @@ def render_task(
     history = (
         [message(job, "user", job.prompt, f"{job.job_id}-prompt", version)] if job.prompt else []
     )
+    history += [message(job, "user", text, i, version) for i, text in job.steered()]
     if history_length is not None:
         history = history[-history_length:] if history_length > 0 else []
     task: dict[str, Any] = {

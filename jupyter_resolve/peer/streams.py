@@ -22,6 +22,7 @@ from .jsonrpc import (
     message_text,
     result,
     rpc_error,
+    steer_task,
     task_id,
 )
 from .rendering import artifact_update, status_update, task_event
@@ -30,6 +31,9 @@ from .rendering import artifact_update, status_update, task_event
 async def _job(jobs: JobManager, owner: str, request: Call) -> Job:
     params = request.params
     if request.op == "stream":
+        steered = await steer_task(jobs, owner, params)
+        if steered is not None:
+            return steered
         text, soul = message_text(params)
         return await jobs.submit(owner, text, soul, context_id(params))
     job = jobs.get(owner, task_id(params))

@@ -14,9 +14,9 @@ from jupyter_resolve.peer.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    UNSUPPORTED_OPERATION,
     RpcError,
     http_status,
+    message_task,
     message_text,
     parse_call,
     refuse,
@@ -73,13 +73,22 @@ def test_message_text_from_v1_and_v03_parts() -> None:
         ({"message": {"parts": []}}, INVALID_PARAMS),
         ({"message": {"parts": [{"text": "  "}]}}, INVALID_PARAMS),
         ({"message": {"parts": [{"url": "https://x"}]}}, CONTENT_TYPE_NOT_SUPPORTED),
-        ({"message": {"taskId": "job-1", "parts": [{"text": "more"}]}}, UNSUPPORTED_OPERATION),
     ],
 )
 def test_bad_messages(params: dict[str, object], code: int) -> None:
     with pytest.raises(RpcError) as info:
         message_text(params)
     assert info.value.code == code
+
+
+def test_a_message_naming_a_task_continues_it() -> None:
+    text = {"parts": [{"text": "more"}]}
+    assert message_task({"message": {**text, "taskId": "job-1"}}) == "job-1"
+    assert message_task({"message": text}) is None
+    assert message_task({"message": {**text, "taskId": ""}}) is None
+    with pytest.raises(RpcError) as info:
+        message_task({"message": {**text, "taskId": "../runs/x"}})
+    assert info.value.code == INVALID_PARAMS
 
 
 def test_task_id_by_id_or_name() -> None:
