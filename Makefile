@@ -252,9 +252,9 @@ bench-compare: setup
 	$(PY) -m bench --compare $(BASE) $(BENCH_COMPARE_ARGS)
 
 # make test's check that nothing got slower: the quick comparison with bench/baseline's commit,
-# two rounds (a few minutes), failing only past x1.5 (a comparison, never an absolute time).
+# three rounds (a few minutes), failing only past x1.5 (a comparison, never an absolute time).
 test-bench: setup
-	$(PY) -m bench --compare --quick --rounds 2
+	$(PY) -m bench --compare --quick --rounds 3
 
 # The documentation site (Sphinx, MyST, the PyData theme), warnings as errors; offline.
 docs: setup

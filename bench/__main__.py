@@ -87,7 +87,7 @@ def loaded_from() -> dict[str, Any]:
     from .floor_extension import loaded
     from .servers import LOADED_FROM
 
-    return {"servers": sorted(LOADED_FROM), "bench": loaded()}
+    return {"servers": sorted(set().union(*LOADED_FROM.values())), "bench": loaded()}
 
 
 def _compare_options(parser: argparse.ArgumentParser) -> None:
@@ -112,6 +112,7 @@ def _compare_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--base-tree", type=Path, help=argparse.SUPPRESS)  # a prepared tree
     group.add_argument("--head-tree", type=Path, help=argparse.SUPPRESS)
+    group.add_argument("--interleave", metavar="SIDES_JSON", help=argparse.SUPPRESS)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -152,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     _compare_options(parser)
     args = parser.parse_args(argv)
+    if args.interleave is not None:  # one comparison run holding both sides (bench/interleave.py)
+        from .interleave import main as interleave
+
+        if args.json is None:
+            parser.error("--interleave needs --json")
+        return interleave(args.interleave, args.only or [], args.rounds, args.quick, args.json)
     if args.compare is not None:
         from .compare import Comparison, compare
 

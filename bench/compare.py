@@ -11,10 +11,12 @@ checkout, appended to ``sys.path`` at start-up). Each side's bench reports where
 the bench itself imported ``jupyter_resolve`` from, and a side whose code came from anywhere else
 fails the comparison.
 
-The sides run alternately, base first then head first (ABBA…), each a fresh ``python -m bench``
-writing its JSON; each side's figure is the median over the rounds and the ratio the median of
-the rounds' ratios (a round's two runs are back to back: a slow spell of a shared machine weighs
-on both). A gated figure (``bench.metrics.GATES``) fails when that ratio is past the threshold
+Metrics measured through servers run with both sides in one process (bench/interleave.py:
+both sides' servers up at once on one fake, each metric on one side then the other, round
+after round); those that import the product into the bench's own process (``IN_PROCESS``) run
+in a fresh ``python -m bench`` per side and round, base then head, then head then base (ABBA…).
+Each side's figure is the median over the rounds and the ratio the median of the rounds'
+ratios. A gated figure (``bench.metrics.GATES``) fails when that ratio is past the threshold
 and the rounds' median difference is past the figure's noise (its ``slack``). With no BASE:
 the commit ``bench/baseline`` names.
 """
@@ -25,17 +27,17 @@ import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .compare_rows import Row, Side, rows, table
 from .core import REPO, ROOT_ENV, RUNTIME_ENV, BenchError
-from .metrics import GATES, METRICS, Gate
+from .metrics import GATES, IN_PROCESS, METRICS
 
 BASELINE_FILE = REPO / "bench" / "baseline"
 THRESHOLD = 1.5
@@ -43,28 +45,7 @@ ROUNDS = 3
 # a side's own code: the rest (bench/, tests/) is this tree's, the same for both sides
 PRODUCT = ("jupyter_resolve", "kernel_tools", "native")
 HARNESS = ("bench", "tests")
-
-
-@dataclass
-class Side:
-    """One side of a comparison: a tree, the folder its bench runs in, what it measured."""
-
-    name: str  # "base" or "head"
-    tree: Path
-    label: str  # the commit, or "working tree"
-    root: Path = Path()
-    runs: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def runtime(self) -> Path:
-        return self.tree / "native" / "build" / "agent-httpd"
-
-    def values(self, figure: str) -> list[float]:
-        return [run["metrics"][figure] for run in self.runs if figure in run.get("metrics", {})]
-
-    def median(self, figure: str) -> float | None:
-        values = self.values(figure)
-        return float(statistics.median(values)) if values else None
+PROFILE_ENV = "RESOLVE_BENCH_PROFILE_DIR"
 
 
 def recorded_baseline(path: Path = BASELINE_FILE) -> str:
@@ -135,7 +116,7 @@ def run_side(side: Side, metrics: Sequence[str], quick: bool, out: Path) -> dict
     env[ROOT_ENV] = str(side.root)
     env[RUNTIME_ENV] = str(side.runtime)
     env["PYTHONPATH"] = str(side.root)
-    env.pop("RESOLVE_BENCH_PROFILE_DIR", None)
+    env.pop(PROFILE_ENV, None)
     with contextlib.suppress(FileNotFoundError):
         out.unlink()
     done = subprocess.run(argv, cwd=side.root, env=env, capture_output=True, text=True)
@@ -146,126 +127,39 @@ def run_side(side: Side, metrics: Sequence[str], quick: bool, out: Path) -> dict
     return report
 
 
+def run_interleaved(
+    base: Side, head: Side, metrics: Sequence[str], options: Comparison, folder: Path
+) -> dict[str, Any]:
+    """Both sides in one ``python -m bench --interleave`` (bench/interleave.py)."""
+    out = folder / "interleaved.json"
+    sides = {s.name: {"root": str(s.root), "runtime": str(s.runtime)} for s in (base, head)}
+    argv = [sys.executable, "-m", "bench", "--interleave", json.dumps(sides), "--json", str(out)]
+    argv += ["--rounds", str(options.rounds), *(["--quick"] if options.quick else [])]
+    for name in metrics:
+        argv += ["--only", name]
+    env = {k: v for k, v in os.environ.items() if k not in (ROOT_ENV, RUNTIME_ENV, PROFILE_ENV)}
+    done = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
+    if not out.is_file():
+        why = f"exit status {done.returncode}"
+        return {s: {"runs": [{"metrics": {}, "errors": {"interleaved": why}}]} for s in sides}
+    found: dict[str, Any] = json.loads(out.read_text())
+    return found
+
+
+def _merge(into: dict[str, Any], report: dict[str, Any]) -> None:
+    for key in ("metrics", "units", "errors"):
+        into.setdefault(key, {}).update(report.get(key) or {})
+
+
 def check_code(side: Side, report: dict[str, Any]) -> list[str]:
     """Where the side's bench and servers imported jupyter_resolve from, when not its tree."""
     expected = (side.tree / "jupyter_resolve").resolve()
     loaded = report.get("loaded_from") or {}
+    side.loaded.setdefault("servers", set()).update(loaded.get("servers", []))
+    if loaded.get("bench"):
+        side.loaded.setdefault("bench", set()).add(loaded["bench"])
     paths = [*loaded.get("servers", []), *([loaded["bench"]] if loaded.get("bench") else [])]
     return [p for p in paths if Path(p).resolve() != expected]
-
-
-@dataclass(frozen=True)
-class Row:
-    """One figure of both sides: their medians, and the pairs of each round (base, head)."""
-
-    figure: str
-    base: float | None
-    head: float | None
-    gate: Gate | None
-    threshold: float
-    unit: str = ""
-    pairs: tuple[tuple[float, float], ...] = ()  # (base, head) of each round that has both
-
-    @property
-    def ratio(self) -> float | None:
-        """The median of the rounds' ratios (each round's two runs were back to back, so a
-        slow spell of the machine weighs on both); without pairs, of the medians."""
-        ratios = [h / b for b, h in self.pairs if b > 0]
-        if ratios:
-            return float(statistics.median(ratios))
-        if self.base is None or self.head is None or self.base <= 0:
-            return None
-        return self.head / self.base
-
-    @property
-    def difference(self) -> float | None:
-        if self.pairs:
-            return float(statistics.median(h - b for b, h in self.pairs))
-        return None if self.base is None or self.head is None else self.head - self.base
-
-    @property
-    def flagged(self) -> bool:
-        """Past the threshold and further apart than the figure's noise."""
-        ratio, difference = self.ratio, self.difference
-        if self.gate is None or difference is None:
-            return False
-        over = ratio > self.threshold if ratio is not None else difference > 0
-        return over and difference > self.gate.slack
-
-
-def rows(base: Side, head: Side, threshold: float) -> list[Row]:
-    """Every figure either side measured, gated ones first."""
-    names: dict[str, str] = {}
-    for run in [*base.runs, *head.runs]:
-        units = run.get("units", {})
-        for name in run.get("metrics", {}):
-            names.setdefault(name, units.get(name, ""))
-    ordered = [n for n in GATES if n in names] + [n for n in names if n not in GATES]
-    return [
-        Row(
-            n,
-            base.median(n),
-            head.median(n),
-            GATES.get(n),
-            threshold,
-            names[n],
-            _pairs(base, head, n),
-        )
-        for n in ordered
-    ]
-
-
-def _pairs(base: Side, head: Side, figure: str) -> tuple[tuple[float, float], ...]:
-    """(base, head) of each round both measured ``figure`` in."""
-    found = []
-    for b, h in zip(base.runs, head.runs, strict=False):
-        b_value, h_value = b.get("metrics", {}).get(figure), h.get("metrics", {}).get(figure)
-        if b_value is not None and h_value is not None:
-            found.append((float(b_value), float(h_value)))
-    return tuple(found)
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-
-
-def _spread(side: Side, figure: str) -> str:
-    values = side.values(figure)
-    return f"{_fmt(min(values))}–{_fmt(max(values))}" if len(values) > 1 else ""
-
-
-def table(base: Side, head: Side, found: list[Row]) -> str:
-    header = ("figure", f"base {base.label[:12]}", "range", "head", "range", "ratio", "gate")
-    lines = [header]
-    for row in found:
-        gate = ""
-        if row.gate is not None:
-            gate = "FLAGGED" if row.flagged else f"ok (<= x{row.threshold:g})"
-            if row.head is None:
-                gate = "not measured"
-        ratio = "" if row.ratio is None else f"x{row.ratio:.2f}"
-        lines.append(
-            (
-                row.figure,
-                _fmt(row.base),
-                _spread(base, row.figure),
-                _fmt(row.head),
-                _spread(head, row.figure),
-                ratio,
-                gate,
-            )
-        )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = []
-    for n, line in enumerate(lines):
-        pairs = enumerate(zip(line, widths, strict=True))
-        cells = [c.rjust(w) if 0 < i < 6 else c.ljust(w) for i, (c, w) in pairs]
-        text.append("  ".join(cells).rstrip())
-        if n == 0:
-            text.append("  ".join("-" * w for w in widths))
-    return "\n".join(text)
 
 
 def gated_metrics() -> list[str]:
@@ -321,15 +215,29 @@ def _alternate(
     for side in (base, head):
         side.root = side_root(side.tree, folder / side.name)
         compile_tree(side.tree)
+    for side in (base, head):
+        side.runs = [{"metrics": {}, "units": {}, "errors": {}} for _ in range(options.rounds)]
+    apart = [m for m in metrics if m in IN_PROCESS]
+    together = [m for m in metrics if m not in IN_PROCESS]
     wrong: list[str] = []
-    for round_ in range(options.rounds):
+    for round_ in range(options.rounds if apart else 0):
         for side in (base, head) if round_ % 2 == 0 else (head, base):
             say(f"compare: round {round_ + 1}/{options.rounds}, {side.name} ({side.label})")
-            report = run_side(side, metrics, options.quick, folder / f"{side.name}.json")
-            side.runs.append(report)
+            report = run_side(side, apart, options.quick, folder / f"{side.name}.json")
+            _merge(side.runs[round_], report)
             wrong += [f"{side.name} ran {p}" for p in check_code(side, report)]
-            for name, reason in (report.get("errors") or {}).items():
-                say(f"compare: {side.name}: {name}: {_short(reason)}")
+    if together:
+        say(f"compare: both sides in one run, {options.rounds} rounds: {', '.join(together)}")
+        found_together = run_interleaved(base, head, together, options, folder)
+        for side in (base, head):
+            mine = found_together.get(side.name, {})
+            for round_, report in enumerate(mine.get("runs", [])[: options.rounds]):
+                _merge(side.runs[round_], report)
+            wrong += [f"{side.name} ran {p}" for p in check_code(side, mine)]
+    for side in (base, head):
+        errors = {name: why for run in side.runs for name, why in run["errors"].items()}
+        for name, reason in errors.items():
+            say(f"compare: {side.name}: {name}: {_short(reason)}")
     found = rows(base, head, options.threshold)
     print(table(base, head, found))
     flagged = [r.figure for r in found if r.flagged]
@@ -360,8 +268,15 @@ def _short(text: str, keep: int = 400) -> str:
 def _write_json(path: Path, base: Side, head: Side, found: list[Row], threshold: float) -> None:
     report = {
         "threshold": threshold,
-        "base": {"label": base.label, "tree": str(base.tree), "runs": base.runs},
-        "head": {"label": head.label, "tree": str(head.tree), "runs": head.runs},
+        **{
+            side.name: {
+                "label": side.label,
+                "tree": str(side.tree),
+                "runs": side.runs,
+                "loaded_from": {k: sorted(v) for k, v in side.loaded.items()},
+            }
+            for side in (base, head)
+        },
         "figures": {
             r.figure: {
                 "base": r.base,

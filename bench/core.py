@@ -109,6 +109,10 @@ class Context:
             )
         return self._fake
 
+    def share_fake(self, other: Context) -> None:
+        """Stream from ``other``'s fake provider: two compared sides measured against one."""
+        self._fake = other.fake()
+
     def server(self) -> JupyterServer:
         """A ``jupyter server`` with jupyter_resolve pointed at :meth:`fake`, runtime running."""
         if self._server is None:
@@ -216,10 +220,13 @@ def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
+RUNTIMES: dict[Path, Path] = {}  # a compared side's root → its agent-httpd (bench/interleave.py)
+
+
 def runtime_binary(repo: Path = REPO) -> Path:
     """The agent-httpd binary the gateway will run: a compared side's, else the packaged one,
     else the native build."""
-    chosen = os.environ.get(RUNTIME_ENV)
+    chosen = RUNTIMES.get(repo) or os.environ.get(RUNTIME_ENV)
     if chosen:
         return Path(chosen)
     for candidate in (

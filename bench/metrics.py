@@ -81,6 +81,12 @@ SPAWNS: dict[str, tuple[Spawn, ...]] = {  # called in this order: those needing 
 }
 
 
+# Metrics that import the measured jupyter_resolve into the bench's own process: a comparison
+# runs them in a process per side (bench/compare.py), the others with both sides in one
+# (bench/interleave.py).
+IN_PROCESS = frozenset({"run_start", "context", "prefix_cache", "run_index"})
+
+
 @dataclass(frozen=True)
 class Gate:
     """A figure a comparison fails on: measured by ``metric``; lower is better."""
@@ -92,8 +98,10 @@ class Gate:
 GATES: dict[str, Gate] = {
     "chain_first_token_overhead_ms": Gate("chain", 1.0),
     "gateway_cpu_per_run_start_ms": Gate("run_start", 0.05),
-    "tool_roundtrip_p50_ms": Gate("tool_roundtrip", 1.0),
+    "tool_roundtrip_p50_ms": Gate("tool_roundtrip", 2.0),
     "concurrent_100_first_token_p50_ms": Gate("concurrency", 40.0),
     "completion_overhead_ms": Gate("completion", 0.5),
-    "server_start_extension_ms": Gate("server_start", 150.0),
+    # server start: what loading the extension adds, timed inside a fresh interpreter (a
+    # server's start to listening swings by a second at load; server_start_* show it)
+    "extension_load_ms": Gate("extension_import", 100.0),
 }

@@ -26,8 +26,8 @@ from .profiling import profile_dir, server_module
 
 KEY_ENV = "RESOLVE_BENCH_KEY"  # the gateway reads the provider key from here, not OPENAI_API_KEY
 # The folders the servers of this run imported jupyter_resolve from (bench/floor_extension.py
-# tells): a comparison checks each side's against its tree.
-LOADED_FROM: set[str] = set()
+# tells), by the root they were started in: a comparison checks each side's against its tree.
+LOADED_FROM: dict[str, set[str]] = {}
 
 
 def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
@@ -170,4 +170,4 @@ class JupyterServer(LaunchedServer):
         answer = self._get("resolve-bench/floor")
         where = answer.json().get("jupyter_resolve") if answer.status_code == 200 else None
         if where:
-            LOADED_FROM.add(str(where))
+            LOADED_FROM.setdefault(str(self.repo), set()).add(str(where))
