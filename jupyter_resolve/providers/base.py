@@ -21,6 +21,9 @@ class Provider(ABC):
     tools, stream, stream_options); ``run_id`` comes from the ``X-Resolve-Run-Id`` header."""
 
     name: str = "provider"
+    # the tools a run offers this provider's model at most when its soul names none (a small
+    # model's lean set, in the order the model is shown them); None: every allowed tool
+    lean_tools: tuple[str, ...] | None = None
 
     @abstractmethod
     def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:

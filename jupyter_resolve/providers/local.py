@@ -1,32 +1,41 @@
 """``c.Resolve.provider = "local"``: a GGUF model on a llama.cpp server the gateway runs itself.
 
-The requests are the OpenAI provider's, sent to the server :mod:`.local_server` supervises
-(started on first use), for a family marked ``cache_prompt`` so the server reuses the KV cache
-of the prompt's unchanged prefix. What a real llama.cpp server does differently is handled by
-what the stream shows, not by the server's name (:class:`StreamTally`):
+Each round is one streamed ``/v1/completions`` request to the server :mod:`.local_server`
+supervises (started on first use): the prompt rendered here (:mod:`.local_prompt`) with the
+round's tools listed compactly, the answer held by a grammar to a message or one call whose
+arguments parse against its tool's schema, read back as chat chunks (:mod:`.local_round`). So
+the model sees its tools in every round it may use them (llama-cpp-python's own chat rendering
+shows none unless a tool is named, and cannot stream a round where the model chooses), its
+calls parse, a tool's result is in its next prompt, and each prompt extends the one before, so
+the server's KV cache holds the prefix (``cache_prompt``). A small model gets a lean tool set
+(``c.Resolve.local_tools``, in the order it lists them: the first is the one it reaches for).
 
-- a stream without usage gets an estimated usage chunk (``usage.estimated: true``);
-- an empty stream (a 200 with no chunk: llama-cpp-python's ``chatml-function-calling`` cannot
-  stream an automatic tool choice) is asked again without streaming when the request offered
-  tools, and tool turns go unstreamed from then on; otherwise it is an error that names the
-  server and what to change, never a silent empty answer.
+What the real server does differently is handled by what it sends:
+
+- it sends no usage in a stream: a usage chunk counted from the prompt and the answer is added
+  (``usage.estimated: true``);
+- an empty stream (a 200 with nothing: a prompt over its context) is asked again unstreamed,
+  which gets the server's reason; never a silent empty answer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, cast
 
 from ..contracts.context import CHARS_PER_TOKEN, MESSAGE_OVERHEAD
 from ..contracts.errors import ProviderError
+from ..contracts.sse import DONE
 from .base import Chunk
 from .chunks import ChunkBuilder
 from .families import Family
+from .local_prompt import END, answer_grammar, render
+from .local_round import RoundReader
 from .local_server import ALIAS, LocalModelServer
-from .openai import OpenAIProvider, completion_to_chunks
+from .openai import OpenAIProvider
 
 LOCAL_FAMILY = Family(prefixes=(ALIAS,), cache_prompt=True)
 Stream = AsyncGenerator[Chunk, None]
@@ -71,19 +80,33 @@ class StreamTally:
                     self.answer_chars += len(str(function.get("name") or ""))
                     self.answer_chars += len(str(function.get("arguments") or ""))
 
-    def estimated_usage(self, payload: dict[str, Any]) -> Chunk:
-        """A usage chunk from the characters sent and received, marked ``estimated``."""
+    def estimated_usage(self, payload: dict[str, Any], prompt: str | None = None) -> Chunk:
+        """A usage chunk from the characters sent (the rendered ``prompt``, else the
+        messages) and received, marked ``estimated``."""
         chars, messages = prompt_chars(payload)
-        chunk = ChunkBuilder(self.model or ALIAS).usage(
-            estimated_tokens(chars) + MESSAGE_OVERHEAD * messages,
-            estimated_tokens(self.answer_chars),
+        sent = (
+            estimated_tokens(len(prompt))
+            if prompt is not None
+            else estimated_tokens(chars) + MESSAGE_OVERHEAD * messages
         )
+        chunk = ChunkBuilder(self.model or ALIAS).usage(sent, estimated_tokens(self.answer_chars))
         chunk["usage"]["estimated"] = True
         return chunk
 
 
+def ordered(tools: Sequence[Any], first: Sequence[str]) -> list[dict[str, Any]]:
+    """``tools`` with those named in ``first`` first, in its order (the rest as they came)."""
+    rank = {name: i for i, name in enumerate(first)}
+
+    def key(tool: Any) -> int:
+        name = (tool.get("function") or {}).get("name") if isinstance(tool, dict) else None
+        return rank.get(str(name), len(rank))
+
+    return sorted((t for t in tools if isinstance(t, dict)), key=key)
+
+
 class LocalProvider(OpenAIProvider):
-    """The OpenAI wire to the supervised llama.cpp server on loopback; no key."""
+    """The supervised llama.cpp server on loopback; no key."""
 
     name = "local"
     label = "the local llama.cpp server"
@@ -96,6 +119,9 @@ class LocalProvider(OpenAIProvider):
         families: Mapping[str, Family] | None = None,
         max_tokens: int = 512,
         tool_choice: str = "",
+        tools: Sequence[str] = (),
+        temperature: float = 0.0,
+        seed: int = 0,
     ) -> None:
         super().__init__(
             "",
@@ -108,7 +134,10 @@ class LocalProvider(OpenAIProvider):
         self.server = server
         self.max_tokens = max_tokens
         self.tool_choice = tool_choice
-        self.stream_tools = True  # False once the server sent an empty stream for a tool turn
+        self.temperature = temperature
+        self.seed = seed
+        # what a run offers the model when its soul names no tools: a small window's lean set
+        self.lean_tools: tuple[str, ...] | None = tuple(tools) or None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -116,7 +145,6 @@ class LocalProvider(OpenAIProvider):
             # only while it runs: a dead server is started again on the next call, so the
             # health check's "nothing answers at ..." (c.Resolve.base_url) would mislead
             "base_url": self.server.base_url if self.server.pid else "",
-            "stream_tools": self.stream_tools,
             "local": self.server.describe(),
         }
 
@@ -140,6 +168,32 @@ class LocalProvider(OpenAIProvider):
         last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
         return self.tool_choice in offered and last.get("role") == "user"
 
+    def completion(self, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """The ``/v1/completions`` request for a chat ``payload``, and whether it offers
+        tools (then the answer is held by the grammar: words, or one call that parses)."""
+        choice = payload.get("tool_choice")
+        tools = [] if choice == "none" else ordered(payload.get("tools") or [], self.order())
+        forced = ""
+        if isinstance(choice, dict):
+            forced = str((choice.get("function") or {}).get("name") or "")
+        request: dict[str, Any] = {
+            "model": ALIAS,
+            "prompt": render(payload.get("messages") or [], tools),
+            "stream": True,
+            "max_tokens": payload.get("max_tokens") or self.max_tokens,
+            "temperature": payload.get("temperature", self.temperature),
+            "seed": self.seed,
+            "stop": [END],
+            "cache_prompt": True,
+        }
+        if tools:
+            request["grammar"] = answer_grammar(tools, forced=forced)
+        return request, bool(tools)
+
+    def order(self) -> tuple[str, ...]:
+        """The tools the model is shown first (the lean set's order, then the forced one)."""
+        return (*(self.lean_tools or ()), self.tool_choice)
+
     async def list_models(self) -> list[dict[str, Any]]:
         return [{"id": ALIAS, "name": Path(self.server.model_path).name}]
 
@@ -152,16 +206,11 @@ class LocalProvider(OpenAIProvider):
     async def stream_chat(self, body: dict[str, Any], run_id: str | None) -> AsyncIterator[Chunk]:
         self.base_url = await self.server.ensure()
         payload = self.payload(body)
+        request, tools = self.completion(payload)
         tally = StreamTally()
-        # the model may choose a tool: the turn a server may not be able to stream
-        free_choice = bool(payload.get("tools")) and payload.get("tool_choice") in (None, "auto")
         for attempt in (1, 2):
-            if free_choice and not self.stream_tools:
-                chunks = self._unstreamed(payload)
-            else:
-                chunks = cast(Stream, super().stream_chat(body, run_id))
             try:
-                async with aclosing(chunks) as stream:
+                async with aclosing(self._round(request, tools)) as stream:
                     async for chunk in stream:
                         tally.see(chunk)
                         yield chunk
@@ -171,38 +220,53 @@ class LocalProvider(OpenAIProvider):
                     raise
                 # it died between the check and the request: start it again, once
                 self.base_url = await self.server.restart()
-        if not tally.choices and free_choice and self.stream_tools:
-            # llama-cpp-python fails after its 200 when the model picks a tool in a streamed
-            # round (chatml-function-calling): ask unstreamed, and so from then on
-            async with aclosing(self._unstreamed(payload)) as stream:
-                async for chunk in stream:
-                    tally.see(chunk)
-                    yield chunk
-            self.stream_tools = not tally.choices
         if not tally.choices:
-            raise ProviderError(
-                f"{self.label} at {self.base_url} sent an empty stream: the prompt may not fit "
-                f"c.Resolve.local_context ({self.server.context}), or the model "
-                f"({Path(self.server.model_path).name}) failed",
-                status=502,
-                code="provider_empty_stream",
-                hint="raise c.Resolve.local_context, lower c.Resolve.context_tokens, or try "
-                "another GGUF in c.Resolve.local_model",
-            )
+            raise await self._empty(request)
         if not tally.usage:
-            yield tally.estimated_usage(payload)
+            yield tally.estimated_usage(payload, str(request["prompt"]))
 
-    async def _unstreamed(self, payload: dict[str, Any]) -> Stream:
-        """One round asked with ``stream: false``, as chunks."""
-        whole = {k: v for k, v in payload.items() if k != "stream_options"}
-        whole["stream"] = False
-        url = f"{self.base_url}/chat/completions"
-        async with aclosing(self._events(url, self.headers(), whole)) as events:
+    async def _round(self, request: dict[str, Any], tools: bool) -> Stream:
+        """The round's chunks, from the completion's streamed text."""
+        reader = RoundReader(ChunkBuilder(ALIAS), tools=tools)
+        finish = "stop"
+        url = f"{self.base_url}/completions"
+        async with aclosing(self._events(url, self.headers(), request)) as events:
             async for event in events:
-                if isinstance(event, dict):
-                    for chunk in completion_to_chunks(event, True):
-                        yield chunk
-                    return
+                objects = [event] if isinstance(event, dict) else []
+                if not isinstance(event, dict):
+                    if event.data.strip() == DONE:
+                        break
+                    objects = self._parse(event)
+                for obj in objects:
+                    for choice in obj.get("choices") or [] if isinstance(obj, dict) else []:
+                        for chunk in reader.feed(str(choice.get("text") or "")):
+                            yield chunk
+                        finish = choice.get("finish_reason") or finish
+        if reader.text:
+            for chunk in reader.close(finish):
+                yield chunk
+
+    async def _empty(self, request: dict[str, Any]) -> ProviderError:
+        """An empty stream: the same request unstreamed gets the server's reason."""
+        url = f"{self.base_url}/completions"
+        whole = {**request, "stream": False, "max_tokens": 1}
+        try:
+            async with aclosing(self._events(url, self.headers(), whole)) as events:
+                async for _ in events:
+                    break
+        except ProviderError as exc:
+            reason = f"; asked again, it said: {exc.detail or exc.message}"
+        else:
+            reason = ""
+        return ProviderError(
+            f"{self.label} at {self.base_url} sent an empty stream{reason}; the prompt may not "
+            f"fit c.Resolve.local_context ({self.server.context}), or the model "
+            f"({Path(self.server.model_path).name}) failed",
+            status=502,
+            code="provider_empty_stream",
+            hint="raise c.Resolve.local_context, lower c.Resolve.context_tokens, or try "
+            "another GGUF in c.Resolve.local_model",
+        )
 
     async def aclose(self) -> None:
         await super().aclose()

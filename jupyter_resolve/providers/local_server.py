@@ -13,6 +13,7 @@ tokens came from the KV cache and how many were evaluated.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import importlib.util
 import logging
@@ -38,6 +39,7 @@ ENV_ALLOWED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining \d+ prompt tokens")
 PROMPT_EVAL = re.compile(r"prompt eval time\s*=\s*[\d.]+ ms /\s*(\d+) tokens")
 GENERATED = re.compile(r":\s+eval time\s*=\s*[\d.]+ ms /\s*(\d+) runs")
+RECENT = 16  # completions whose counts health shows one by one
 
 
 class LocalModelError(ProviderError):
@@ -106,6 +108,10 @@ class LocalModelServer(Supervised[str]):
         self.prompt_tokens_evaluated = 0  # what the server computed
         self.prompt_tokens_sent = 0  # the prompts' whole length: computed or read from cache
         self.tokens_generated = 0
+        self.completions = 0
+        # each recent completion (n counts them): its prompt's tokens, how many of them the KV
+        # cache held, and the tokens written
+        self.recent: collections.deque[dict[str, int]] = collections.deque(maxlen=RECENT)
         self._prefix_hit = 0
 
     @property
@@ -132,6 +138,7 @@ class LocalModelServer(Supervised[str]):
             "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
             "prompt_tokens_sent": self.prompt_tokens_sent,
             "tokens_generated": self.tokens_generated,
+            "recent": list(self.recent),
         }
         if self.error:
             shown["error"] = self.error
@@ -219,10 +226,18 @@ class LocalModelServer(Supervised[str]):
             return
         evaluated = PROMPT_EVAL.search(line)
         if evaluated:
-            self.prompt_tokens_evaluated += int(evaluated.group(1))
-            self.prompt_tokens_sent += int(evaluated.group(1)) + self._prefix_hit
+            count, cached = int(evaluated.group(1)), self._prefix_hit
+            self.prompt_tokens_evaluated += count
+            self.prompt_tokens_sent += count + cached
+            self.completions += 1
+            self.recent.append(
+                {"n": self.completions, "prompt_tokens": count + cached, "cached": cached}
+            )
+            self.recent[-1]["written"] = 0
             self._prefix_hit = 0
             return
         generated = GENERATED.search(line)
         if generated:
             self.tokens_generated += int(generated.group(1))
+            if self.recent:
+                self.recent[-1]["written"] += int(generated.group(1))

@@ -263,7 +263,8 @@ def _tool_names(
     host: RunHost, request: RunRequest, allowed: Sequence[str], soul: Soul | None
 ) -> list[str]:
     """The names the run may call: the allowed ones, capped by the request (and, for a run a
-    peer's run delegated, by its parent's tools), then by the soul."""
+    peer's run delegated, by its parent's tools), then by the soul, or, when it names none,
+    by the provider's lean set (a small local model's)."""
     only_tools = request.only_tools
     if request.parent is not None:
         parent_run = host.runs.runs.get(request.parent)
@@ -279,7 +280,10 @@ def _tool_names(
         for n in allowed
         if n not in request.exclude_tools and (only_tools is None or n in only_tools)
     ]
-    return soul.tool_names(names) if soul else names
+    if soul is not None and soul.tools != "*":
+        return soul.tool_names(names)
+    lean = host.provider.lean_tools  # a small model's few, when the soul does not say
+    return [n for n in names if n in lean] if lean is not None else names
 
 
 def _permissions(host: RunHost, request: RunRequest, toolset: ToolSet) -> RunPermissions:

