@@ -13,12 +13,14 @@ from tornado.iostream import StreamClosedError
 
 from ..contracts.errors import BadMediaType, BadRequest, NotFound
 from ..contracts.ids import check_id, optional_id
+from ..contracts.ownership import session_owner
 from ..contracts.pathargs import check_path_text
 from ..handlers.base import ResolveHandler, authorized
 from ..rooms import live_notebook, record_artifact_in_room
+from ..runs.manager import RunManager
 from .export import zip_file
 from .media import normalize_media_type, served_as
-from .records import PromoteRequest
+from .records import ArtifactManifest, PromoteRequest
 from .service import Artifacts, Promoted
 
 # Whatever is served, it runs in a sandbox with an opaque origin: no script, no Jupyter cookies.
@@ -39,6 +41,22 @@ class ArtifactsAPIHandler(ResolveHandler):
         artifacts: Artifacts = self.service("artifacts")()
         return artifacts
 
+    @property
+    def runs(self) -> RunManager:
+        runs: RunManager = self.service("runs")
+        return runs
+
+    async def seen(self, art_id: str) -> ArtifactManifest:
+        """The artifact, if this person may see it: one promoted from a run or a scratch
+        session is its owner's (DESIGN 10.2); else a 404 as for one that is not there."""
+        manifest = self.artifacts.store.get(check_id("art_id", art_id))
+        (await self.viewer()).check(manifest.owner, f"artifact '{art_id}'")
+        return manifest
+
+    async def session_seen(self, session_id: str) -> None:
+        owner = session_owner(self.runs.session_rows(check_id("session", session_id)))
+        (await self.viewer()).check(owner, f"session '{session_id}'")
+
 
 class ArtifactsHandler(ArtifactsAPIHandler):
     """``POST /resolve/api/artifacts`` (promote) and ``GET`` (list, filtered)."""
@@ -49,6 +67,7 @@ class ArtifactsHandler(ArtifactsAPIHandler):
         request = self.parse(PromoteRequest)
         if request.notebook is not None or request.file is not None:
             await self.require("read", "contents")  # it reads (or names) a notebook or file
+        owner = await self._owner(request)
         room = None
         if request.kind == "notebook" and request.notebook is not None:
             room = await live_notebook(self.serverapp, request.notebook)
@@ -57,6 +76,7 @@ class ArtifactsHandler(ArtifactsAPIHandler):
             created_by=self._user_name(),
             by_name=self._display_name(),
             live=room.get() if room is not None else None,
+            owner=owner,
         )
         if room is not None:
             await self._record_in_room(room, request, promoted)
@@ -65,9 +85,30 @@ class ArtifactsHandler(ArtifactsAPIHandler):
         self.set_status(201 if promoted.created else 200)
         self.answer(promoted.manifest.to_json())
 
+    async def _owner(self, request: PromoteRequest) -> str | None:
+        """Whose run or scratch session ``request`` promotes from, once the caller may decide
+        for it (its owner, or the Authorizer's execute on other people's); None for a person's
+        own notebook output, file or value."""
+        if request.run_id is not None:
+            try:
+                owner = self.runs.get(request.run_id).owner
+            except NotFound:
+                return None  # the promotion says so, as it says for a call not there
+            viewer = await self.viewer(deciding=True)
+            if not viewer.sees(owner):  # answered as for a run that is not there
+                raise NotFound(f"run_id: no run '{request.run_id}'", code="unknown_run")
+            viewer.check(owner, f"run '{request.run_id}'", deciding=True)
+            return owner
+        if request.session_id is None:
+            return None
+        owner = session_owner(self.runs.session_rows(request.session_id))
+        what = f"session '{request.session_id}'"
+        (await self.viewer(deciding=True)).check(owner, what, deciding=True)
+        return owner
+
     @web.authenticated
     @authorized("read")
-    def get(self) -> None:
+    async def get(self) -> None:
         media_type = self.get_query_argument("media_type", None) or None
         if media_type is not None:
             try:
@@ -79,7 +120,8 @@ class ArtifactsHandler(ArtifactsAPIHandler):
             media_type=media_type,
             run_id=optional_id("run", self.get_query_argument("run", None)),
         )
-        self.answer({"artifacts": [m.to_json() for m in found]})
+        viewer = await self.viewer()
+        self.answer({"artifacts": [m.to_json() for m in found if viewer.sees(m.owner)]})
 
     def _user_name(self) -> str:
         user = self.current_user
@@ -132,9 +174,8 @@ class ArtifactHandler(ArtifactsAPIHandler):
 
     @web.authenticated
     @authorized("read")
-    def get(self, art_id: str) -> None:
-        manifest = self.artifacts.store.get(check_id("art_id", art_id))
-        self.answer(manifest.to_json())
+    async def get(self, art_id: str) -> None:
+        self.answer((await self.seen(art_id)).to_json())
 
 
 class ArtifactContentHandler(ArtifactsAPIHandler):
@@ -145,7 +186,8 @@ class ArtifactContentHandler(ArtifactsAPIHandler):
     @web.authenticated
     @authorized("read")
     async def get(self, art_id: str) -> None:
-        manifest, path = self.artifacts.store.content_path(check_id("art_id", art_id))
+        await self.seen(art_id)
+        manifest, path = self.artifacts.store.content_path(art_id)
         content_type, disposition = served_as(manifest.media_type)
         self.set_header("Content-Type", content_type)
         self.set_header("X-Content-Type-Options", "nosniff")
@@ -189,7 +231,8 @@ class ArtifactCrateHandler(CrateDownload):
     @web.authenticated
     @authorized("read")
     async def get(self, art_id: str) -> None:
-        content = self.artifacts.crates.artifact_crate(check_id("art_id", art_id))
+        await self.seen(art_id)
+        content = self.artifacts.crates.artifact_crate(art_id)
         await self.send_zip(content, f"{art_id}.crate.zip")
 
 
@@ -205,7 +248,8 @@ class GroupCrateHandler(CrateDownload):
         if (session is None) == (notebook is None):
             raise BadRequest("give one of ?session=ID or ?notebook=PATH")
         if session is not None:
-            content = self.artifacts.crates.session_crate(check_id("session", session))
+            await self.session_seen(session)
+            content = self.artifacts.crates.session_crate(session)
             await self.send_zip(content, f"{session}.crate.zip")
             return
         assert notebook is not None
@@ -248,13 +292,14 @@ class ReproduceHandler(ArtifactsAPIHandler):
         # like a run's: the code runs with what the caller may do (DESIGN 10.1)
         permissions = await self.run_permissions()
         by, name = self.run_owner() or "", display_name(self.current_user)
-        result = await self.artifacts.reproduce(check_id("art_id", art_id), permissions, by, name)
+        await self.seen(art_id)
+        result = await self.artifacts.reproduce(art_id, permissions, by, name)
         self.answer(result)
 
     @web.authenticated
     @authorized("read")
-    def get(self, art_id: str) -> None:
-        manifest = self.artifacts.store.get(check_id("art_id", art_id))
+    async def get(self, art_id: str) -> None:
+        manifest = await self.seen(art_id)
         result = self.artifacts.store.reproduction(manifest.id)
         if result is None:
             raise NotFound(f"artifact {manifest.id} was never reproduced", code="no_reproduction")

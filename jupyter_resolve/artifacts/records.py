@@ -110,6 +110,9 @@ class ArtifactManifest(BaseModel):
     #: login, which under token auth is a random hex string); "" in older manifests.
     created_by_name: str = ""
     agent: AgentOrigin | None = None
+    #: Whose it is (DESIGN 10.2): the owner of the run or scratch session it was promoted from;
+    #: None (a person's notebook output, file or value, or an older manifest): everyone's.
+    owner: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

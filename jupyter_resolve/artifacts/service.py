@@ -104,13 +104,20 @@ class Artifacts:
         return result
 
     def promote(
-        self, request: PromoteRequest, *, created_by: str, by_name: str = "", live: Any = None
+        self,
+        request: PromoteRequest,
+        *,
+        created_by: str,
+        by_name: str = "",
+        live: Any = None,
+        owner: str | None = None,
     ) -> Promoted:
         """Promote what ``request`` names; a notebook comes back with the id in its output.
-        ``created_by`` is the login, ``by_name`` the person's name to show. ``live``: the
-        notebook's shared document content under real-time collaboration; the output is read
-        from it and nothing comes back to save (the caller records the id in the room)."""
-        who = (created_by, by_name)
+        ``created_by`` is the login, ``by_name`` the person's name to show, ``owner`` whose run
+        or session it comes from (the caller checked they may). ``live``: the notebook's shared
+        document content under real-time collaboration; the output is read from it and nothing
+        comes back to save (the caller records the id in the room)."""
+        who = (created_by, by_name, owner)
         limit = self.config.max_artifact_bytes
         if request.kind == "notebook":
             assert request.notebook is not None
@@ -149,7 +156,7 @@ class Artifacts:
         return Promoted(*self._store(scratch, request, *who))
 
     def _store(
-        self, picked: Picked, request: PromoteRequest, by: str, by_name: str
+        self, picked: Picked, request: PromoteRequest, by: str, by_name: str, owner: str | None
     ) -> tuple[ArtifactManifest, bool]:
         manifest, created = self.store.promote(
             picked.data,
@@ -159,6 +166,7 @@ class Artifacts:
             note=request.note,
             created_by=by,
             created_by_name=by_name,
+            owner=owner,
         )
         self._promoted(manifest, created)
         return manifest, created
@@ -168,9 +176,10 @@ class Artifacts:
             promoted(manifest, created)
 
     def promote_for_agent(
-        self, request: ToolCallRequest, *, session_id: str, run_seq: int
+        self, request: ToolCallRequest, *, session_id: str, run_seq: int, owner: str | None
     ) -> ToolResult:
-        """``artifacts.promote {path, title?, note?}``: a file of the run's own session."""
+        """``artifacts.promote {path, title?, note?}``: a file of the run's own session, the
+        run's ``owner``'s."""
         schema = get_tool(TOOL)
         problems = validate(schema["parameters"], request.arguments) if schema else []
         if problems:
@@ -188,6 +197,7 @@ class Artifacts:
                 note=args.get("note", ""),
                 created_by="agent",
                 agent=AgentOrigin(run_id=request.run_id, call_id=request.call_id, run_seq=run_seq),
+                owner=owner,
             )
         except ResolveError as exc:
             return ToolResult(ok=False, output=f"{TOOL}: {exc.message}")

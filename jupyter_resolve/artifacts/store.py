@@ -124,6 +124,7 @@ class ArtifactStore:
         created_by: str = "",
         created_by_name: str = "",
         agent: AgentOrigin | None = None,
+        owner: str | None = None,
     ) -> tuple[ArtifactManifest, bool]:
         """Store ``data``; answer its manifest and whether it is new. Same bytes from the same
         source answer the existing manifest (and put back its blob if that went missing)."""
@@ -152,6 +153,7 @@ class ArtifactStore:
             created_by=created_by,
             created_by_name=created_by_name,
             agent=agent,
+            owner=owner,
         )
         atomic_write(self.manifest_path(art_id), _manifest_bytes(manifest))
         self._index([manifest])

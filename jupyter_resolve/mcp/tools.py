@@ -232,10 +232,12 @@ class WorkbenchTools:
             return json_result({"events": events[:MAX_EVENTS], "more": more})
         if name == "artifacts_list":
             NoArgs.model_validate(arguments)
-            return json_result([m.to_json() for m in gateway.artifacts.store.find()])
+            found = gateway.artifacts.store.find()
+            return json_result([m.to_json() for m in found if viewer.sees(m.owner)])
         if name == "artifact_get":
             art_id = ArtifactArgs.model_validate(arguments).artifact_id
             manifest = gateway.artifacts.store.get(art_id)
+            viewer.check(manifest.owner, f"artifact '{art_id}'")
             content = self.read_resource(f"resolve://artifacts/{art_id}", viewer)["contents"][0]
             result = json_result(manifest.to_json())
             result["content"].append({"type": "resource", "resource": content})
@@ -333,6 +335,7 @@ class WorkbenchTools:
                 "size": m.size,
             }
             for m in self.gateway.artifacts.store.find()
+            if viewer.sees(m.owner)
         ]
         return runs + artifacts
 
@@ -347,6 +350,7 @@ class WorkbenchTools:
             text = "".join(e.model_dump_json() + "\n" for e in run.events)
             return {"contents": [{"uri": uri, "mimeType": "application/x-ndjson", "text": text}]}
         manifest, path = self.gateway.artifacts.store.content_path(check_id("artifact_id", ident))
+        viewer.check(manifest.owner, f"artifact '{ident}'")
         if manifest.size > MAX_RESOURCE_BYTES:
             raise ResolveError(f"{uri}: {manifest.size} bytes, over the {MAX_RESOURCE_BYTES} limit")
         data = path.read_bytes()

@@ -138,7 +138,9 @@ async def promote(host: ToolHost, request: ToolCallRequest) -> ToolResult:
         if problem is not None:
             return ToolResult(ok=False, output=f"artifacts.promote: {problem}")
     seq = run.events[-1].seq if run.events else 0
-    return host.artifacts.promote_for_agent(request, session_id=run.session_id, run_seq=seq)
+    return host.artifacts.promote_for_agent(
+        request, session_id=run.session_id, run_seq=seq, owner=run.owner
+    )
 
 
 async def fetch(host: ToolHost, request: ToolCallRequest) -> ToolResult:

@@ -162,3 +162,46 @@ async def test_the_servers_own_runs_are_everyones_and_others_need_the_grant(
     session = replay.events[0].data["session_id"]
     body = {"messages": [{"role": "user", "content": "go on"}], "session_id": session}
     assert (await alice.stream("/resolve/api/chat", body)).status == 200
+
+
+async def test_what_is_promoted_from_a_run_is_its_owners(
+    server: Server, gateway: Any, tmp_path: Path
+) -> None:
+    script = tmp_path / "listing.jsonl"
+    turns = [
+        {"content": "", "tool_calls": [{"name": "list_dir", "arguments": {}}]},
+        {"content": "Listed."},
+    ]
+    script.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
+    gateway.provider = ScriptedProvider(script)
+    alice, bob = person(server, "alice"), person(server, "bob")
+    stream = await alice.stream(
+        "/resolve/api/chat", {"messages": [{"role": "user", "content": "list"}]}
+    )
+    done = stream.of("tool.completed")[0]
+    source = {"run_id": done["run_id"], "call_id": done["call_id"], "title": "alice's listing"}
+    assert (await bob.post("/resolve/api/artifacts", source)).status_code == 404
+    promoted = await alice.post("/resolve/api/artifacts", source)
+    assert promoted.status_code == 201, promoted.text
+    manifest = promoted.json()
+    assert manifest["owner"] == "alice"
+    art = manifest["id"]
+
+    listed = (await bob.get("/resolve/api/artifacts")).json()["artifacts"]
+    assert art not in [m["id"] for m in listed]
+    for path in (f"{art}", f"{art}/content", f"{art}/crate", f"{art}/reproduce"):
+        answer = await bob.get(f"/resolve/api/artifacts/{path}")
+        assert answer.status_code == 404, (path, answer.text)
+    assert (await bob.post(f"/resolve/api/artifacts/{art}/reproduce", {})).status_code == 404
+    session = stream.of("run.started")[0]["session_id"]
+    crate = await bob.get(f"/resolve/api/artifacts/crate?session={session}")
+    assert crate.status_code == 404, crate.text
+    async with connect(server, bob.token) as client:
+        found = await client.call_tool("artifacts_list", {})
+        assert art not in found.content[0].text  # type: ignore[union-attr]
+        got = await client.call_tool("artifact_get", {"artifact_id": art})
+        assert got.is_error is True
+
+    mine = (await alice.get("/resolve/api/artifacts")).json()["artifacts"]
+    assert art in [m["id"] for m in mine]
+    assert (await alice.get(f"/resolve/api/artifacts/{art}/content")).status_code == 200
