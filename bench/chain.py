@@ -115,7 +115,7 @@ def check_chain(sample: Sample, expected_text: str) -> None:
 def chain_overhead(ctx: Context) -> list[Figure]:
     fake = ctx.fake()
     server = ctx.server()
-    runs = ctx.repeats(5, 30)
+    runs = ctx.repeats(10, 30)  # 10 quick: a comparison pairs their medians
     direct_url = f"{fake.base_url}/chat/completions"
     direct_body = {
         "model": fake.model,
