@@ -35,6 +35,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
+from .contracts.errors import Unavailable
+
 T = TypeVar("T")
 STDERR_TAIL = 2_000  # characters of stderr health shows
 STDERR_LINES = 40  # lines kept of a spawned process's stderr
@@ -43,8 +45,10 @@ HEALTH_FAILURES = 3  # failed checks in a row before a live child is stopped
 FIRST = asyncio.FIRST_COMPLETED
 
 
-class SessionUnavailable(Exception):
+class SessionUnavailable(Unavailable):
     """The child could not be reached: not started, died, or hung (a sentence to show)."""
+
+    code = "session_unavailable"
 
 
 def reason(exc: BaseException) -> str:

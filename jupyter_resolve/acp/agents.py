@@ -51,6 +51,8 @@ SESSIONS = "acp-sessions"  # under the state dir: this project's session → the
 class AgentUnavailable(SessionUnavailable):
     """The agent could not be reached: not started, died, or did not answer (a sentence)."""
 
+    code = "agent_unavailable"
+
 
 class AgentHost(NotebookHost, Protocol):
     """What the external agents need of the gateway: the notebook tools' services (a

@@ -45,6 +45,7 @@ from acp.schema import (
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
+from ..contracts.errors import ResolveError
 from ..contracts.permissions import RunPermissions
 from ..runs.approvals import APPROVAL_RELEASED, await_decision
 from ..runs.run import Run
@@ -57,10 +58,11 @@ if TYPE_CHECKING:
 REFUSED = -32001  # a JSON-RPC server error: the request was understood and refused
 
 
-class FsRefused(Exception):
+class FsRefused(ResolveError):
     """A file request this server refuses (the sentence says why); ``data`` goes with the
     error to the agent."""
 
+    code = "fs_refused"
     word = "refused"
 
     def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..contracts.bodies import ToolCallRequest, ToolResult
+from ..contracts.errors import BadRequest
 from ..runs.run import Run
 from .events import Emitted
 
@@ -44,8 +45,10 @@ MAX_PROPOSALS = 32  # a write that would make more is refused: propose in smalle
 PROPOSE = "notebook_propose"
 
 
-class NotebookTextError(ValueError):
+class NotebookTextError(BadRequest, ValueError):
     """The written text is not a notebook this server can compare (the sentence says why)."""
+
+    code = "not_a_notebook"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .errors import ResolveError
 from .redaction import replace_forms, secret_forms
 
 HIDDEN = "(set)"
@@ -50,8 +51,10 @@ _SECRET_WORDS = frozenset(
 _MIN_SECRET = 8  # shorter values are not looked for in other shown text
 
 
-class PolicyError(ValueError):
+class PolicyError(ResolveError, ValueError):
     """The policy file as a whole cannot be used (not JSON, not the shape above)."""
+
+    code = "bad_policy"
 
 
 class Features(BaseModel):

@@ -1,31 +1,60 @@
-"""The package's one error tree (pure: every exception jupyter_resolve raises on purpose).
+"""The package's one error tree (pure): every exception class jupyter_resolve defines.
 
     ResolveError                 a code and a message a person can act on (500 unless below)
     ├── BadRequest               a body, query or argument a client sent is wrong (400)
     │   ├── TooDeep              JSON nested past the limit (contracts.safejson; a ValueError)
     │   ├── JsonBodyError        a peer's body is not JSON or nests too deep (a ValueError)
-    │   └── BadMediaType         not a media type the artifact store keeps (a ValueError)
+    │   ├── BadMediaType         not a media type the artifact store keeps (a ValueError)
+    │   └── NotebookTextError    an agent's write is not a notebook (acp/notebook_write.py;
+    │                            a ValueError)
     ├── NotFound                 no such run, session, tool ... (404)
     ├── Conflict                 the state does not allow it (409)
+    │   └── StaleTarget          a proposal's cell changed since (notebook/proposals.py)
     ├── Forbidden                the caller's permissions do not allow it (403)
     ├── Locked                   a feature the administrator's policy switched off (403)
     ├── TooManyRequests          a caller went over a rate; ``retry_after`` seconds (429)
     ├── TooLarge                 a body or a field over its bound (413)
     ├── Unavailable              the gateway cannot serve this now: drift, runtime down (503)
     │   ├── RuntimeStartError    agent-httpd could not be started
-    │   └── RuntimeGone          agent-httpd dropped a run's stream (it died, or restarts)
+    │   ├── RuntimeGone          agent-httpd dropped a run's stream (it died, or restarts)
+    │   ├── ScratchKernelUnavailable  a scratch kernel cannot start (scratch/kernelspec.py)
+    │   └── SessionUnavailable   a supervised child cannot be reached (supervised.py)
+    │       ├── AgentUnavailable     an external agent (acp/agents.py)
+    │       └── McpUnavailable       an MCP server (mcp/connections.py)
     ├── RuntimeRejected          agent-httpd answered /chat with an error status
     ├── ProviderError            the model provider failed; carries the HTTP status to
-    │                            report and a hint on what to check
+    │   │                        report and a hint on what to check
+    │   └── LocalModelError      the local model server (providers/local_server.py)
+    ├── RawHTTPError             a provider's connection failed or did not speak HTTP/1.1
+    │   ├── RawTimeout           (providers/raw_http.py): nothing came in time
+    │   └── _NoAnswer            closed before any answer
+    ├── ChunkedError             a body breaks the chunked coding (providers/chunked.py;
+    │                            a ValueError)
+    ├── EventTooLarge            a provider's stream event past its bound (providers/relay.py;
+    │                            a ValueError)
     ├── SignatureError           a peer's signed request was refused (401)
     ├── RpcError                 a JSON-RPC error answer (its ``code`` is the JSON-RPC number)
+    │   └── RateLimited          a peer over its rate (peer/jsonrpc.py)
     ├── SoulError                a soul file that cannot be read (a ValueError)
+    ├── PolicyError              the admin policy file cannot be used (contracts/admin_policy.py;
+    │                            a ValueError)
+    ├── FsRefused                an external agent's file request refused (acp/client.py)
+    │   └── NotAccepted          its notebook write's proposals were not all accepted
+    ├── Replaced                 a newer completion request replaced this one
+    │                            (completion/handlers.py)
     ├── RunLogError              the run log could not be written (an OSError)
-    └── ClientError              the magics' request to the gateway failed (status 0: no
-        └── ConnectionMissing    answer); the environment does not say where the gateway is
+    ├── ClientError              the magics' request to the gateway failed (status 0: no
+    │   └── ConnectionMissing    answer); the environment does not say where the gateway is
+    └── the hub service's (hub/): ConfigProblem (a ValueError), DatabaseError and
+        NoAccessScope (RuntimeErrors), UpstreamUnreachable (a ConnectionError)
 
 Foreign errors are translated at the boundary with ``raise ... from exc``. Where an error must
 also be a ``ValueError`` or an ``OSError`` (callers that catch those), that is a second base.
+Outside the tree, on purpose: ``notebook/inspector.py``'s TimeLimit and TooLarge (its source runs
+in the user's kernel, which has nothing of the package; they never leave it) and ``%resolve``'s
+RunInterrupted (a KeyboardInterrupt, as IPython shows an interrupt: as an Exception every
+``except Exception`` on its way would swallow the person's interrupt).
+``tests/jupyter_resolve/test_error_tree.py`` holds every class to this.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ CONNECTION_CLOSED = -32000
 class McpUnavailable(SessionUnavailable):
     """The server could not be reached: not started, died, or hung (a sentence to show)."""
 
+    code = "mcp_unavailable"
+
 
 class McpConnection(Supervised["Client"]):
     """One configured server: its state, its last tool listing, its stderr."""

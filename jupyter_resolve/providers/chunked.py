@@ -8,12 +8,16 @@ Sizes are bounded: a chunk-size line longer than ``LINE_MAX`` or a chunk larger 
 
 from __future__ import annotations
 
+from ..contracts.errors import ResolveError
+
 LINE_MAX = 4096
 CHUNK_MAX = 64 * 1024 * 1024
 
 
-class ChunkedError(ValueError):
+class ChunkedError(ResolveError, ValueError):
     """The body does not follow the chunked coding."""
+
+    code = "bad_chunked_body"
 
 
 class ChunkedDecoder:

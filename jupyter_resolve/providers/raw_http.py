@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
+from ..contracts.errors import ResolveError
 from .chunked import ChunkedDecoder, ChunkedError
 
 HEAD_MAX = 64 * 1024
@@ -33,8 +34,10 @@ Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
 
 
-class RawHTTPError(Exception):
+class RawHTTPError(ResolveError):
     """The connection failed, broke off or did not speak HTTP/1.1."""
+
+    code = "connection_failed"
 
 
 class RawTimeout(RawHTTPError):

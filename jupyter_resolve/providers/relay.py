@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..contracts.errors import ResolveError
 from ..contracts.sse import SSEDecoder, SSEEvent
 
 # What the gateway must see in an event (a false alarm only costs the slow way): words found
@@ -26,8 +27,10 @@ EVENT_START = b"data: {"
 MAX_EVENT = 16 * 1024 * 1024  # bytes of one event still without its end (agent-httpd's cap too)
 
 
-class EventTooLarge(ValueError):
+class EventTooLarge(ResolveError, ValueError):
     """The provider sent more than MAX_EVENT bytes without ending an event."""
+
+    code = "event_too_large"
 
 
 class SSERelay:

@@ -22,11 +22,15 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.factory import KernelProvisionerFactory
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
+from ..contracts.errors import Unavailable
+
 LIST_HINT = "`jupyter kernelspec list` shows the installed ones"
 
 
-class ScratchKernelUnavailable(Exception):
+class ScratchKernelUnavailable(Unavailable):
     """The scratch kernel cannot start; the message is for the model and the admin alike."""
+
+    code = "scratch_kernel_unavailable"
 
 
 @dataclass(frozen=True)
