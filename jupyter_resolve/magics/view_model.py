@@ -108,9 +108,12 @@ class TextBlock:
     text: str = ""
 
 
+@dataclass
 class SteerBlock(TextBlock):
     """A person's message where it reached the model (``run.message``): Markdown every view
-    shows as it shows text, not part of the answer."""
+    shows as it shows text, not part of the answer; ``message`` as they wrote it."""
+
+    message: str = ""
 
 
 @dataclass
@@ -199,8 +202,9 @@ class RunView:
             block.text += piece
             return "text", str(len(self.blocks) - 1)
         if kind == "run.message":
-            quoted = "".join(f"> {line}\n" for line in str(data.get("text", "")).splitlines())
-            self.blocks.append(SteerBlock(f"> **↪ you, at this step:**\n{quoted}\n"))
+            said = str(data.get("text", ""))
+            quoted = "".join(f"> {line}\n" for line in said.splitlines())
+            self.blocks.append(SteerBlock(f"> **↪ you, at this step:**\n{quoted}\n", said))
             return "text", str(len(self.blocks) - 1)
         if kind == "reasoning.delta":
             self.reasoning += str(data.get("text", ""))

@@ -13,6 +13,7 @@ import {
 import { IListingPage, readPages } from './pages';
 import { postJSON, requestJSON, requestRaw } from './request';
 import { IStreamOptions, streamRun } from './sse';
+import { queuedId } from './steer';
 import { IModels, validateModels } from './status';
 import {
   IArtifact,
@@ -187,6 +188,15 @@ export async function revokeMcpToken(id: string): Promise<void> {
 /** `POST resolve/api/runs/{id}/cancel`. */
 export async function cancel(runId: string): Promise<void> {
   await postJSON(`runs/${encodeURIComponent(runId)}/cancel`, {});
+}
+
+/**
+ * `POST resolve/api/runs/{id}/messages` (a task's: `tasks/{id}/messages`): steer a live run;
+ * the message's id, which its `run.message` carries once it reached the model.
+ */
+export async function steer(run: { runId: string; task: boolean }, text: string): Promise<string> {
+  const path = `${run.task ? 'tasks' : 'runs'}/${encodeURIComponent(run.runId)}/messages`;
+  return queuedId(await postJSON(path, { text }));
 }
 
 /**

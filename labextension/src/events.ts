@@ -22,7 +22,8 @@ export const EVENT_TYPES = [
   'task.completed',
   'context.compacted',
   'notebook.proposal',
-  'notebook.decision'
+  'notebook.decision',
+  'run.message'
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -85,7 +86,11 @@ export interface IEventData {
   readonly thinking_blocks?: unknown[];
   readonly code?: string;
   readonly message?: string;
+  /** `run.message`: a person's steering message (its id, as its post answered) reached here. */
+  readonly id?: string;
   readonly reason?: string;
+  /** `run.completed`: the ids of steering messages still waiting when the run ended. */
+  readonly undelivered_messages?: string[];
   readonly rounds?: number;
   readonly summary?: { readonly text?: string; readonly [key: string]: unknown } | null;
   readonly task_id?: string;
@@ -161,7 +166,8 @@ const REQUIRED: { [T in EventType]: readonly string[] } = {
   'task.completed': ['task_id', 'reason'],
   'context.compacted': [],
   'notebook.proposal': ['call_id', 'proposal_id', 'notebook', 'cells'],
-  'notebook.decision': ['proposal_id', 'decision']
+  'notebook.decision': ['proposal_id', 'decision'],
+  'run.message': ['id', 'text']
 };
 
 const CELL_TYPES = ['code', 'markdown', 'raw'];

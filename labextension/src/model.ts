@@ -9,9 +9,10 @@ import * as api from './api';
 import { Decisions } from './decisions';
 import { IInstructionFile, IRunEvent } from './events';
 import { lockedTitle } from './hub';
-import { describeError, ResolveRequestError } from './request';
+import { describeError } from './request';
 import { applyEvent, emptyRun } from './run';
-import { startRun } from './send';
+import { sendFailure, startRun } from './send';
+import { Steering } from './steer';
 import { ServerInfo } from './server-info';
 import { ISessionItem, sessionItems } from './sessions';
 import { DEFAULT_SETTINGS, IPanelSettings } from './settings';
@@ -57,6 +58,8 @@ export class ChatModel {
     () => this.notebook,
     () => this._emit()
   );
+  /** Messages steering the live run; one to send as a new run once it ends. */
+  readonly steering = new Steering(api.steer, () => this._emit());
   /** Proposals and calls decided from here. */
   readonly decisions = new Decisions(
     report => {
@@ -253,25 +256,15 @@ export class ChatModel {
     this.error = null;
     this._streaming = true;
     this._emit();
-    const choices = {
-      mode: this.mode,
-      sessionId: this.sessionId,
-      soul: this.soul,
-      model: this.model,
-      notebook,
-      mentions
-    };
+    const { mode, sessionId, soul, model } = this; // as they are when it is sent
+    const choices = { mode, sessionId, soul, model, notebook, mentions };
     try {
       await startRun(message, choices, (event: IRunEvent) => this._onEvent(turn, event));
     } catch (error) {
-      if (error instanceof ResolveRequestError && error.code === 'model_not_allowed') {
-        // the server's allowlist changed under the picker: the turn says why (its message
-        // stays, to send again), and the list is loaded again
-        turn.run.errors.push(`Not sent: ${error.message}`);
-        turn.run.reason = turn.run.reason ?? 'error';
+      const failed = sendFailure(error, turn.run, this.mode === 'task' ? 'Task' : 'Chat');
+      this.error = failed.banner ?? this.error;
+      if (failed.reloadModels) {
         void this.server.refreshModels();
-      } else {
-        this.error = describeError(error, this.mode === 'task' ? 'Task' : 'Chat');
       }
       if (!turn.run.endedAt) {
         turn.run.endedAt = Date.now();
@@ -280,6 +273,7 @@ export class ChatModel {
       this._streaming = false;
       this._state.setLive(null);
       this._emit();
+      this.steering.ended(next => void this.send(next));
     }
   }
 
@@ -343,6 +337,7 @@ export class ChatModel {
     if (this._streaming && turn.run.runId && !turn.run.task) {
       this._state.cacheLive(turn.user, turn.run);
     }
+    void this.steering.flush(turn.run); // a message sent before the run had its id
     this._emit();
   }
 
@@ -373,6 +368,7 @@ export class ChatModel {
       this._streaming = false;
       this._state.setLive(null);
       this._emit();
+      this.steering.ended(next => void this.send(next));
     }
   }
 

@@ -98,7 +98,9 @@ export type Part =
   | { kind: 'reasoning'; text: string }
   | { kind: 'tool'; callId: string }
   | { kind: 'step'; runId: string; soul: string }
-  | { kind: 'compaction'; compaction: ICompaction };
+  | { kind: 'compaction'; compaction: ICompaction }
+  /** A person's steering message, where it reached the model (`run.message`). */
+  | { kind: 'message'; id: string; text: string };
 
 /** One run as the panel shows it. */
 export interface IRunView {

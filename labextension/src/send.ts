@@ -2,6 +2,8 @@
 import { chatBody } from './agents';
 import * as api from './api';
 import { IRunEvent } from './events';
+import { describeError, ResolveRequestError } from './request';
+import { IRunView } from './run';
 
 /** What goes with a message besides its text. */
 export interface ISendChoices {
@@ -41,4 +43,22 @@ export function startRun(
     onEvent,
     onInvalid
   });
+}
+
+/**
+ * What a failed send says. A model the server's allowlist no longer has (it changed under the
+ * picker) is said in the turn, whose message stays to send again, and the model list is to be
+ * loaded again; anything else is the banner's.
+ */
+export function sendFailure(
+  error: unknown,
+  run: IRunView,
+  what: string
+): { banner: string | null; reloadModels: boolean } {
+  if (error instanceof ResolveRequestError && error.code === 'model_not_allowed') {
+    run.errors.push(`Not sent: ${error.message}`);
+    run.reason = run.reason ?? 'error';
+    return { banner: null, reloadModels: true };
+  }
+  return { banner: describeError(error, what), reloadModels: false };
 }

@@ -68,9 +68,14 @@ export function sends(press: IKeyPress, sendKey: SendKey): boolean {
   return sendKey === 'Enter' || press.ctrlKey || press.metaKey;
 }
 
-/** The message box's placeholder, naming the keys. */
-export function composerHint(sendKey: SendKey): string {
-  return sendKey === 'Enter'
-    ? 'Ask Resolve… (Enter sends, Shift+Enter breaks the line)'
-    : 'Ask Resolve… (Ctrl+Enter sends, Enter breaks the line)';
+/**
+ * The message box's placeholder, naming the keys; while a run works (`steering`), what the
+ * send key does then: the message goes to that run, read at its next step.
+ */
+export function composerHint(sendKey: SendKey, steering = false): string {
+  const key = sendKey === 'Enter' ? 'Enter' : 'Ctrl+Enter';
+  const other = sendKey === 'Enter' ? 'Shift+Enter' : 'Enter';
+  return steering
+    ? `Steer the running answer… (${key}: the agent reads it at its next step)`
+    : `Ask Resolve… (${key} sends, ${other} breaks the line)`;
 }

@@ -24,6 +24,7 @@ export const listings = require(built + 'listings.js');
 export const agents = require(built + 'agents.js');
 export const hub = require(built + 'hub.js');
 export const watch = require(built + 'watch.js');
+export const steer = require(built + 'steer.js');
 export const completionContext = require(built + 'completion/context.js');
 export const completionSettings = require(built + 'completion/settings.js');
 export const completionPending = require(built + 'completion/pending.js');

@@ -171,7 +171,8 @@ describe('golden runs (tests/fixtures/runs), folded as the magics fold them', ()
           rounds: view.rounds,
           budget: view.budget,
           tokens: view.promptTokens + view.completionTokens,
-          calls
+          calls,
+          messages: view.parts.filter(p => p.kind === 'message').map(p => p.text)
         },
         EXPECTED.runs[name]
       );

@@ -1,5 +1,6 @@
 /**
- * How `run.*`, `task.*` and `usage` fold into a run's view: its start, errors, usage and end. A
+ * How `run.*`, `task.*` and `usage` fold into a run's view: its start, errors, usage, the
+ * messages a person steered it with (`run.message`, a part where it took effect) and end. A
  * task stream (`task.started` first) carries its child runs' events tagged with their role:
  * each child's `run.started` opens a step of the chain, its `run.completed` closes it, and
  * `task.completed` ends the view.
@@ -68,6 +69,18 @@ function stepStarted(run: IRunView, d: IEventData): void {
   run.costBudget = finite(d.budget?.cost) ?? run.costBudget;
 }
 
+/**
+ * Steering messages the run ended before reading (`run.completed.undelivered_messages`), as one
+ * line: the same words as `%resolve` (tests/fixtures/runs/expected.json holds both to them).
+ */
+function undelivered(run: IRunView, d: IEventData): void {
+  const left = d.undelivered_messages;
+  if (Array.isArray(left) && left.length) {
+    const why = `the run ended (${String(d.reason ?? '?')}) before its next step`;
+    run.errors.push(`${left.length} message(s) you sent did not reach the agent: ${why}`);
+  }
+}
+
 /** A step of a task ends: its rounds count toward the task's, the chain goes on. */
 function stepCompleted(run: IRunView, d: IEventData): void {
   const step = run.steps.find(s => s.runId === d.run_id);
@@ -79,6 +92,7 @@ function stepCompleted(run: IRunView, d: IEventData): void {
     run.summary = d.summary.text;
   }
   closeCalls(run, String(d.reason ?? ''));
+  undelivered(run, d);
 }
 
 type LifecycleEvent = Extract<EventType, `run.${string}` | `task.${string}` | 'usage'>;
@@ -129,6 +143,10 @@ export const LIFECYCLE_FOLDS: { readonly [T in LifecycleEvent]: Fold } = {
     }
     run.endedAt = now;
     closeCalls(run, run.reason);
+    undelivered(run, d);
+  },
+  'run.message': (run, d) => {
+    run.parts.push({ kind: 'message', id: String(d.id ?? ''), text: String(d.text ?? '') });
   },
   'task.completed': (run, d, now) => {
     run.reason = String(d.reason ?? '');

@@ -1,10 +1,14 @@
-/** An answer: its parts in arrival order (text, reasoning, tool cards, steps), errors, footer. */
+/**
+ * An answer: its parts in arrival order (text, reasoning, tool cards, steps, the messages that
+ * steered it), what was sent to it and not read yet, errors, footer.
+ */
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import * as React from 'react';
 import { compactionLine, emptySummary, usageLine, writingLine } from '../labels';
 import { ChatModel } from '../model';
 import { plainErrors, reasonLabel, summaryWithoutShownErrors } from '../plain';
 import { ICompaction, IRunView } from '../run';
+import { steerNote, steerState } from '../steer';
 import { ITurn } from '../turn';
 import { ProposalCard } from './Proposal';
 import { Markdown } from './Rendered';
@@ -102,6 +106,59 @@ function Pending(props: { readonly run: IRunView; readonly live: boolean }): JSX
   ) : null;
 }
 
+/** A person's message, where it reached the model (`run.message`). */
+function Steered(props: { readonly text: string }): JSX.Element {
+  return (
+    <div className="jp-resolve-steer" aria-label="your message, read at this step">
+      <span className="jp-resolve-steer-label">↪ you, at this step:</span> {props.text}
+    </div>
+  );
+}
+
+/** Messages sent from here to this run that its answer does not show (yet): where each stands. */
+function SteerNotes(props: { readonly model: ChatModel; readonly run: IRunView }): JSX.Element {
+  const { run } = props;
+  return (
+    <>
+      {props.model.steering.pending(run).map(item => {
+        const state = steerState(item, run);
+        return (
+          <div
+            key={item.key}
+            className={`jp-resolve-steer jp-resolve-steer-${state}`}
+            aria-label={`your message, ${state}`}
+          >
+            <span className="jp-resolve-steer-label">↪ {steerNote(state, item.error)}</span>{' '}
+            {item.text}
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+/** A tool call's card (a proposal's cells in it), decided from here. */
+function ToolPart(props: {
+  readonly model: ChatModel;
+  readonly rendermime: IRenderMimeRegistry;
+  readonly run: IRunView;
+  readonly callId: string;
+}): JSX.Element {
+  const { run } = props;
+  const call = run.tools[props.callId];
+  const proposal = call.proposalId ? run.proposals?.[call.proposalId] : undefined;
+  return (
+    <ToolCard
+      call={call}
+      rendermime={props.rendermime}
+      onDecide={(d, always) => void props.model.decisions.call(run, call.callId, d, always)}
+      always={!!run.agent}
+    >
+      {proposal && <ProposalCard model={props.model} run={run} proposal={proposal} />}
+    </ToolCard>
+  );
+}
+
 /** One run's answer, as it streams and once it has ended. */
 export function Answer(props: {
   readonly model: ChatModel;
@@ -147,25 +204,13 @@ export function Answer(props: {
                 {part.soul}
               </div>
             );
-          case 'tool': {
-            const call = run.tools[part.callId];
-            const proposal = call.proposalId ? run.proposals?.[call.proposalId] : undefined;
-            return (
-              <ToolCard
-                key={i}
-                call={call}
-                rendermime={props.rendermime}
-                onDecide={(d, always) =>
-                  void props.model.decisions.call(run, call.callId, d, always)
-                }
-                always={!!run.agent}
-              >
-                {proposal && <ProposalCard model={props.model} run={run} proposal={proposal} />}
-              </ToolCard>
-            );
-          }
+          case 'message':
+            return <Steered key={i} text={part.text} />;
+          case 'tool':
+            return <ToolPart key={i} {...props} run={run} callId={part.callId} />;
         }
       })}
+      <SteerNotes model={props.model} run={run} />
       <Pending run={run} live={props.live} />
       {errors.map((e, i) => (
         <div key={`e${i}`} className="jp-resolve-error" role="alert">

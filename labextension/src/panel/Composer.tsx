@@ -1,4 +1,7 @@
-/** The message box: sending, the bound notebook, and `@name` completion of its variables. */
+/**
+ * The message box: sending (while a run works, steering it), the bound notebook, and `@name`
+ * completion of its variables.
+ */
 import * as React from 'react';
 import {
   completeMention,
@@ -113,27 +116,49 @@ function mentionKey(e: React.KeyboardEvent<HTMLTextAreaElement>, keys: IMentionK
   return false;
 }
 
-/** Send or Stop, as the model is idle or answering. */
+/**
+ * Send, as the model is idle; while it answers: Steer (what the send key does: the message goes
+ * to the running answer, read at its next step), Send as new run (once this one ends), Stop.
+ */
 function SendOrStop(props: {
   readonly model: ChatModel;
   readonly text: string;
-  readonly send: () => void;
+  readonly send: (asNewRun?: boolean) => void;
 }): JSX.Element {
   const { model } = props;
+  const empty = !props.text.trim();
   return (
     <div className="jp-resolve-composer-actions">
       {model.busy ? (
-        <button
-          className="jp-mod-styled jp-mod-warn jp-resolve-stop"
-          onClick={() => void model.stop()}
-        >
-          Stop
-        </button>
+        <>
+          <button
+            className="jp-mod-styled jp-mod-accept jp-resolve-steer-send"
+            disabled={empty}
+            title="The running answer reads it at its next step (after the tool call in progress)"
+            onClick={() => props.send()}
+          >
+            Steer
+          </button>
+          <button
+            className="jp-mod-styled jp-resolve-send-later"
+            disabled={empty}
+            title="Send it as its own run once the running one ends"
+            onClick={() => props.send(true)}
+          >
+            Send as new run
+          </button>
+          <button
+            className="jp-mod-styled jp-mod-warn jp-resolve-stop"
+            onClick={() => void model.stop()}
+          >
+            Stop
+          </button>
+        </>
       ) : (
         <button
           className="jp-mod-styled jp-mod-accept jp-resolve-send"
           disabled={!props.text.trim()}
-          onClick={props.send}
+          onClick={() => props.send()}
         >
           Send
         </button>
@@ -181,6 +206,26 @@ function useUnknownMentions(model: ChatModel): {
   return { held, holds };
 }
 
+/** The message kept to send as a new run once the running one ends, with a way to drop it. */
+function NextRun(props: { readonly model: ChatModel }): JSX.Element | null {
+  const { steering } = props.model;
+  if (!steering.next) {
+    return null;
+  }
+  return (
+    <div className="jp-resolve-next-run" role="note">
+      Sends as a new run when this one ends: <q>{steering.next}</q>{' '}
+      <button
+        className="jp-resolve-link"
+        aria-label="Do not send it"
+        onClick={() => steering.later('')}
+      >
+        ×
+      </button>
+    </div>
+  );
+}
+
 /** Why a message was held: its `@names` resolve to nothing. */
 function UnknownNote(props: { readonly note: string }): JSX.Element {
   return (
@@ -188,6 +233,36 @@ function UnknownNote(props: { readonly note: string }): JSX.Element {
       {props.note}
     </div>
   );
+}
+
+/**
+ * What sending does with the text: while a run works, it steers that run (or, `asNewRun`, waits
+ * to go as a new run once that one ends); else it starts a run, a message whose `@names` resolve
+ * to nothing held once (`held`, with why).
+ */
+function useSend(
+  model: ChatModel,
+  text: string,
+  clear: () => void
+): {
+  readonly send: (asNewRun?: boolean) => Promise<void>;
+  readonly held: { readonly text: string; readonly note: string } | null;
+} {
+  const unknown = useUnknownMentions(model);
+  const send = async (asNewRun = false) => {
+    const live = model.live;
+    if (!text.trim()) {
+      return;
+    }
+    if (live) {
+      clear();
+      void (asNewRun ? model.steering.later(text) : model.steering.send(live.run, text));
+    } else if (!model.busy && !(await unknown.holds(text))) {
+      clear();
+      void model.send(text);
+    }
+  };
+  return { send, held: unknown.held };
 }
 
 /** The message box, with `@name` completion of the bound notebook's variables. */
@@ -217,16 +292,11 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
     caretTo.current = done.caret;
     setMention(null);
   };
-  const unknown = useUnknownMentions(model);
-  const send = async () => {
-    const value = text;
-    if (!value.trim() || model.busy || (await unknown.holds(value))) {
-      return;
-    }
+  const clear = () => {
     setText('');
     setMention(null);
-    void model.send(value);
   };
+  const { send, held } = useSend(model, text, clear);
   const close = () => setMention(null);
   const keys: IMentionKeys = { mention, matches, active, setActive, pick, close };
   const listed = mention !== null && matches.length > 0;
@@ -234,7 +304,8 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
     <div className="jp-resolve-composer">
       <BoundNotebook model={model} />
       {mention && <MentionList model={model} query={mention} active={active} onPick={pick} />}
-      {unknown.held?.text === text && <UnknownNote note={unknown.held.note} />}
+      {held?.text === text && <UnknownNote note={held.note} />}
+      <NextRun model={model} />
       <textarea
         ref={input}
         className="jp-resolve-input"
@@ -243,7 +314,7 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
         aria-expanded={listed}
         aria-controls={listed ? 'jp-resolve-mention-list' : undefined}
         aria-activedescendant={listed ? `jp-resolve-mention-${active}` : undefined}
-        placeholder={composerHint(model.settings.sendKey)}
+        placeholder={composerHint(model.settings.sendKey, model.busy)}
         value={text}
         rows={3}
         onChange={e => {
@@ -264,7 +335,7 @@ export function Composer(props: { readonly model: ChatModel }): JSX.Element {
           }
         }}
       />
-      <SendOrStop model={model} text={text} send={() => void send()} />
+      <SendOrStop model={model} text={text} send={asNewRun => void send(asNewRun)} />
     </div>
   );
 }

@@ -14,7 +14,13 @@ from jupyter_resolve.magics.client import Connection, parse_sse
 from jupyter_resolve.magics.line import interpolate, parse_options
 from jupyter_resolve.magics.render import MarkdownStream
 from jupyter_resolve.magics.run_markdown import card_markdown, to_markdown
-from jupyter_resolve.magics.view_model import STATUS_LABELS, ResolveResult, RunView, fold
+from jupyter_resolve.magics.view_model import (
+    STATUS_LABELS,
+    ResolveResult,
+    RunView,
+    SteerBlock,
+    fold,
+)
 
 RUN = "run-1"
 # Golden runs recorded from real runs, read by the panel's tests too (tests/labextension).
@@ -123,6 +129,7 @@ def test_golden_run_folds_into_the_shared_statuses_and_words(name: str) -> None:
             c.call_id: {"name": c.name, "status": c.status, "label": c.label}
             for c in view.tools.values()
         },
+        "messages": [b.message for b in view.blocks if isinstance(b, SteerBlock)],
     }
     assert folded == EXPECTED["runs"][name]
     # and those are the words the cell shows
