@@ -20,11 +20,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kernel_tools.schemas import load_tools
+
 from ..contracts.ids import is_id
 from .records import ArtifactManifest
 
-# Calls that may change what later calls of the session see (its kernel, its work/ folder).
-STATEFUL = frozenset({"python", "shell", "write_file", "edit_file"})
+# Calls that may change what later calls of the session see (its kernel, its work/ folder): the
+# builtins that run in the kernel and execute or write, as their schemas say.
+STATEFUL = frozenset(
+    tool["name"]
+    for tool in load_tools()
+    if tool["runs_in"] == "kernel" and tool["effect"] in ("exec", "write")
+)
 MAX_STEPS = 200  # producing steps kept per artifact (the latest)
 MAX_SESSION_RUNS = 500  # runs of a session looked at for a scratch file a person promoted
 MAX_EXCERPT_TEXT = 4000  # characters of a call's output kept in a log excerpt

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import jupyter_resolve
+from jupyter_resolve.artifacts.provenance import STATEFUL
 from jupyter_resolve.contracts.permissions import RunPermissions, permitted
 from jupyter_resolve.peer.grants import sandboxed_only
 from jupyter_resolve.tools.catalog import default_allow, load_schemas, needs_table
@@ -58,7 +59,21 @@ NAMED_IN: dict[str, tuple[frozenset[str], str]] = {
     "magics/render.py": (frozenset({"python"}), "shows python's code as Python"),
     "magics/run_markdown.py": (frozenset({"python"}), "shows python's code as Python"),
     "magics/view_model.py": (frozenset({"python"}), "shows python's code as Python"),
+    "tools/replay.py": (
+        frozenset({"python", "shell"}),
+        "runs a reproduction's recorded calls in a fresh kernel, as runs/builtin_tools.py does",
+    ),
+    # renders a recorded call of python or shell: its code, its command
+    "artifacts/provenance.py": (frozenset({"python", "shell"}), "what a call ran, as text"),
+    "artifacts/crate.py": (frozenset({"python", "shell"}), "a step's code as a .py or .sh file"),
+    "artifacts/reproduce.py": (frozenset({"python"}), "looks for what varies in python code"),
+    # the tools a run offers, as a soul's list
+    "providers/entries/local.py": (
+        frozenset({"python", "notebook_propose", "notebook_read"}),
+        "c.Resolve.local_tools' default: what a small local model's run offers",
+    ),
     # the same word, another thing
+    "artifacts/crate_build.py": (frozenset({"python"}), "the kernel's Python version"),
     "mcp/tools.py": (frozenset({READ_NB, PROPOSE}), "the MCP server's own tools of those names"),
     "contracts/completion.py": (frozenset({"python"}), "a cell's language"),
     "scratch/kernelspec.py": (frozenset({"python"}), "a kernelspec's language"),
@@ -167,6 +182,7 @@ def test_what_the_lists_were_is_what_the_schemas_say() -> None:
     assert toolset.having("loads_mentions", names) == ["snapshot_variable"]
     rules = {s.name: s.peer_use() for s in schemas}
     assert sandboxed_only(names, rules) == ["python", "shell", "subagents.delegate"]
+    assert STATEFUL == {"python", "shell", "write_file", "edit_file"}  # a provenance's steps
     assert sandboxed_only(["mcp.x.y"], rules) == ["mcp.x.y"]  # unknown: the worst
 
 
