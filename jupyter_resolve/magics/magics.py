@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -38,20 +38,11 @@ from .mentions import accepted_code, decider, mentions, show_mentions
 from .render import MarkdownStream
 from .runs_list import show_runs, wants_listing
 from .safe_html import code_span, escape_markdown
-from .steer import steer_live_run
+from .steer import steer_live_run, steerer
 from .view_model import ResolveResult, RunView
 from .watch import RunInterrupted, Ticking, cancel_and_drain, interrupted_note
 
 SUBCOMMANDS = ("tools", "souls", "runs", "status", "cancel", "replay", "history", "forget", "usage")
-
-
-def provider_trouble(provider: dict[str, Any]) -> str:
-    """What health says is wrong with the provider, with the setting to change; '' if nothing."""
-    error = provider.get("error")
-    if not error:
-        return ""
-    setting = f" ({provider['setting']})" if provider.get("setting") else ""
-    return f" — {error}{setting}"
 
 
 @magics_class
@@ -211,7 +202,9 @@ class ResolveMagics(Magics):
         if self.widgets_available():
             from .widgets import WidgetView
 
-            ui = WidgetView(decide, allow_remote_images=self.allow_remote_images(client))
+            steer = steerer(client, view) if live else None  # a replay has nothing to steer
+            remote = self.allow_remote_images(client)
+            ui = WidgetView(decide, allow_remote_images=remote, steer=steer)
         else:
             ui = MarkdownStream(decide=decide, ask=builtins.input)
         started = time.monotonic()
@@ -332,31 +325,9 @@ class ResolveMagics(Magics):
         show_runs(client, self.session_id, args[1] if args else None)
 
     def _status(self, client: ResolveClient) -> None:
-        health = client.get_json("resolve/api/health")
-        runtime = health.get("runtime", {})
-        provider = health.get("provider", {})
-        session = self.session_id or "(none yet)"
-        last = self.last_run_id or "(none yet)"
-        # health's ok is about the runtime and the tools; a provider that does not answer is
-        # not ok either, to the person asking
-        working = health.get("ok") and provider.get("reachable") is not False
+        from .status_view import show_status
 
-        def lines(e: Callable[[str], str]) -> str:
-            # e escapes the server's text for Markdown (a drift line may name an MCP tool)
-            out = [
-                f"**jupyter-resolve** {e(str(health.get('version', '')))} at "
-                f"{e(client.connection.url)} — " + ("ok" if working else "**not ok**"),
-                f"- runtime: {e(str(runtime.get('state', '?')))}",
-                f"- provider: {e(str(provider.get('name', '?')))} "
-                f"({e(str(provider.get('model', '')))}){e(provider_trouble(provider))}",
-                f"- live runs: {e(str(health.get('runs', {}).get('live', 0)))}",
-                f"- this kernel's session: {e(session)}; last run: {e(last)}",
-            ]
-            if health.get("drift"):
-                out.append(f"- tool-list drift: {e('; '.join(map(str, health['drift'])))}")
-            return "\n".join(out)
-
-        show_markdown(lines(escape_markdown), lines(str))
+        show_status(client, self.session_id, self.last_run_id)
 
     def _usage(self, client: ResolveClient) -> None:
         from .usage import show_usage

@@ -25,7 +25,6 @@ so model, tool and run-log content is sanitized (or escaped) before it gets ther
 from __future__ import annotations
 
 import html
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +35,8 @@ from .render import Decide
 from .run_markdown import to_markdown
 from .safe_html import markdown_block, markdown_html, tool_bundle
 from .static_view import static_html
+from .steer_box import Steer, SteerBox
+from .subshell import route_while_busy
 from .view_model import Part, RunView, TextBlock, ToolCard
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -77,7 +78,7 @@ class _Card:
             [self.title, self.arguments, self.proposal, self.buttons, self.note, self.output],
             layout=w.Layout(border="1px solid #ccc", padding="4px", margin="4px 0"),
         )
-        _route_clicks_while_busy([self.approve, self.deny])
+        route_while_busy([self.approve, self.deny])
         self.shown: tuple[str, str, int, bool] | None = None
 
     @staticmethod
@@ -141,6 +142,7 @@ class WidgetView:
         *,
         allow_remote_images: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        steer: Steer | None = None,
     ) -> None:
         import ipywidgets as w  # type: ignore[import-untyped]
 
@@ -157,7 +159,10 @@ class WidgetView:
         self.timeline = w.VBox()
         self.errors = w.HTML()
         self.footer = w.HTML()
-        self.root = w.VBox([self.header, self.reasoning, self.timeline, self.errors, self.footer])
+        # a live run's box to steer it with (magics/steer_box.py); none for a replay
+        self.steer = SteerBox(w, steer) if steer is not None else None
+        parts = [self.header, self.reasoning, self.timeline, self.errors, self.footer]
+        self.root = w.VBox(parts + ([self.steer.box] if self.steer else []))
         self.cards: dict[str, _Card] = {}
         self.texts: dict[int, Any] = {}
         self._rendered: dict[int, int] = {}  # text block → length shown
@@ -220,6 +225,8 @@ class WidgetView:
             self._card(view, view.tools[key])
         elif part == "output":
             self._live(view, view.tools[key], force)
+        elif part == "footer" and view.completed and self.steer is not None:
+            self.steer.hide()
         elif part == "error":
             self.errors.value = "".join(
                 f'<div style="color:#c33">{html.escape(e)}</div>' for e in view.errors
@@ -333,53 +340,3 @@ def _close(widget: Any) -> None:
     for child in getattr(widget, "children", ()):
         _close(child)
     widget.close()
-
-
-_helper_lock = threading.Lock()
-_helper_subshell: list[str | None] = []
-
-
-def _route_clicks_while_busy(buttons: list[Any]) -> None:
-    """Route the buttons' clicks to a helper subshell (ipykernel ≥ 7), so that Approve and
-    Deny work while the cell that shows them is still running. Elsewhere: a no-op."""
-    subshell = _helper()
-    if subshell is None:
-        return
-    for button in buttons:
-        comm = getattr(button, "comm", None)
-        if comm is not None:
-            comm._reply_subshell_for = lambda _data, _default, sid=subshell: sid
-
-
-def _helper() -> str | None:
-    with _helper_lock:
-        if not _helper_subshell:
-            _helper_subshell.append(_create_subshell())
-        return _helper_subshell[0]
-
-
-def _create_subshell() -> str | None:
-    try:
-        from ipykernel.kernelbase import Kernel
-
-        if not Kernel.initialized():
-            return None
-        thread = getattr(Kernel.instance(), "shell_channel_thread", None)
-        if thread is None:
-            return None
-        manager = thread.manager
-        created: list[str] = []
-        done = threading.Event()
-
-        def create() -> None:
-            try:
-                created.append(manager._create_subshell())
-            finally:
-                done.set()
-
-        thread.io_loop.add_callback(create)
-        if not done.wait(5):
-            return None
-        return created[0] if created else None
-    except Exception:  # an ipykernel without subshells: clicks wait for the cell
-        return None

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from jupyter_resolve.contracts.errors import ProviderError
-from jupyter_resolve.magics.magics import provider_trouble
+from jupyter_resolve.magics.status_view import provider_trouble
 from jupyter_resolve.providers import OpenAIProvider
 from jupyter_resolve.providers.reachability import plain_failure
 from tests.conftest import Server, Stream

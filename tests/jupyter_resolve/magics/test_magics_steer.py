@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,19 @@ from jupyter_resolve.magics.run_markdown import to_markdown
 from jupyter_resolve.magics.view_model import fold
 from tests.fakes.openai_server import text_reply
 from tests.jupyter_resolve.magics.server import RunningServer, running_server
+from tests.jupyter_resolve.magics.test_magics_live import (
+    collect,
+    kernel,
+    reply_to,
+    scripted,
+    texts,
+    write_script,
+)
 from tests.jupyter_resolve.magics.test_magics_session import FakeInThread
 from tests.jupyter_resolve.test_steering import SLOW_CODE, python_call
 
 STEER = "not that column, use body_mass_g"
+__all__ = ["scripted"]  # the fixture, used by name
 
 
 def test_steer_is_a_flag_whose_text_is_the_rest_of_the_line() -> None:
@@ -123,3 +133,42 @@ def test_a_cell_steers_the_sessions_live_run(steered: tuple[RunningServer, Any])
     ]
     with pytest.raises(Exception, match="has no run working now"):
         server.execute(late)
+
+
+def comm_of(kc: Any, model: str, predicate: Any) -> str:
+    """The comm id of the first widget of ``model`` whose state ``predicate`` accepts."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline, f"no {model} appeared"
+        msg = kc.get_iopub_msg(timeout=60)
+        content = msg["content"]
+        state = content.get("data", {}).get("state", {})
+        if (
+            msg["msg_type"] == "comm_open"
+            and state.get("_model_name") == model
+            and predicate(state)
+        ):
+            return str(content["comm_id"])
+
+
+def test_the_live_views_box_steers_the_run_while_the_cell_runs(
+    scripted: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """Typed into the steering box under a running ``%%resolve`` and sent with its button, a
+    message reaches the run while the cell is still busy (the helper subshell)."""
+    server, script = scripted
+    sleep = {"name": "python", "arguments": {"code": "import time; time.sleep(4)"}}
+    write_script(script, {"content": "", "tool_calls": [sleep]}, {"content": "done"})
+    with kernel(server, tmp_path) as (_, kc):
+        msg_id = kc.execute("%%resolve\nplot the penguins")
+        steering = comm_of(kc, "TextModel", lambda s: str(s.get("placeholder")).startswith("Steer"))
+        button = comm_of(kc, "ButtonModel", lambda s: s.get("description") == "Steer")
+        time.sleep(1.0)  # a person types after the box shows (its routing is set just after)
+        update = {"method": "update", "state": {"value": STEER}, "buffer_paths": []}
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": steering, "data": update}))
+        click = {"method": "custom", "content": {"event": "click"}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", {"comm_id": button, "data": click}))
+        assert reply_to(kc, msg_id)["content"]["status"] == "ok"
+        said = "[e['data']['text'] for e in _resolve.events if e['type'] == 'run.message']"
+        status, messages = collect(kc, f"print('STEERED', {said})")
+        assert status == "ok" and f"STEERED [{STEER!r}]" in texts(messages), texts(messages)
