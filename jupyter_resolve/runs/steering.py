@@ -23,11 +23,15 @@ import asyncio
 import contextlib
 import secrets
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from ..contracts.errors import Conflict, ResolveError, TooManyRequests, Unavailable
 from ..contracts.steering import RETRY_AFTER, check_message
 from .manager import RunManager
 from .run import Run
+
+# One post at a time per run, so its messages reach the runtime in the order they came.
+_posting: WeakKeyDictionary[Run, asyncio.Lock] = WeakKeyDictionary()
 
 
 def ended(run: Run) -> Conflict:
@@ -69,7 +73,8 @@ async def _post(runs: RunManager, run: Run, message_id: str, text: str) -> None:
     client = runs.supervisor.client
     if client is None:
         raise Unavailable("the agent runtime is not running; try again in a moment")
-    status = await client.message(run.run_id, message_id, text)
+    async with _posting.setdefault(run, asyncio.Lock()):
+        status = await client.message(run.run_id, message_id, text)
     if status == 200:
         return
     if status in (404, 409):  # the runtime's loop has ended, or starts no more rounds
