@@ -34,6 +34,7 @@ from . import (
     ghost_text,
     hub_service,
     local_model,
+    local_tools,
     magics,
     prefix_cache,
     run_index,
@@ -63,6 +64,7 @@ METRICS: dict[str, Metric] = {
     "run_index": run_index.run_index,
     "prefix_cache": prefix_cache.prefix_cache,
     "local_model": local_model.local_model,
+    "local_tools": local_tools.local_tools,  # heavy: in quick mode only when named
     "completion": completion.completion_overhead,
     "hub_service": hub_service.hub_service,
     "ghost_text": ghost_text.ghost_text,  # last: a JupyterLab and chromium of its own
