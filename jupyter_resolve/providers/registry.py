@@ -132,6 +132,19 @@ def summary() -> str:
     return "; ".join(f"'{name}' ({spec.summary})" for name, spec in installed().items())
 
 
+def http_settings(config: ProviderConfig) -> dict[str, Any]:
+    """What every provider on HTTP takes from the settings: where, the key, the default model,
+    the timeout and retries, and the variable the key came from (for its messages)."""
+    return {
+        "base_url": config.resolved_base_url(),
+        "api_key": config.provider_key(),
+        "model": config.model,
+        "timeout": config.provider_timeout,
+        "max_retries": config.provider_max_retries,
+        "api_key_env": config.resolved_key_env(),
+    }
+
+
 def make_provider(config: Any, log: logging.Logger | None = None) -> Provider:
     """The provider ``config.provider`` names, built by its spec from ``config``."""
     spec = spec_of(str(config.provider))

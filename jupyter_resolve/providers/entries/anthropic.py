@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Bool, Int, validate
 from traitlets.config import Configurable
 
-from ..registry import ProviderSpec
+from ..registry import ProviderSpec, http_settings
 
 if TYPE_CHECKING:
     from ..base import Provider
@@ -42,14 +42,7 @@ def make(config: Any, log: logging.Logger) -> Provider:
     from ..anthropic import AnthropicProvider
 
     return AnthropicProvider(
-        config.resolved_base_url(),
-        config.provider_key(),
-        config.model,
-        timeout=config.provider_timeout,
-        max_retries=config.provider_max_retries,
-        api_key_env=config.resolved_key_env(),
-        thinking=config.thinking,
-        cache=config.prompt_caching,
+        **http_settings(config), thinking=config.thinking, cache=config.prompt_caching
     )
 
 

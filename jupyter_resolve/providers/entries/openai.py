@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..registry import ProviderConfig, ProviderSpec
+from ..registry import ProviderConfig, ProviderSpec, http_settings
 
 if TYPE_CHECKING:
     from ..base import Provider
@@ -16,15 +16,10 @@ def make(config: ProviderConfig, log: logging.Logger) -> Provider:
     from ..openai import OpenAIProvider
 
     return OpenAIProvider(
-        config.resolved_base_url(),
-        config.provider_key(),
-        config.model,
+        **http_settings(config),
         stream_usage=config.stream_usage,
         reasoning_effort=config.reasoning_effort,
         families=parse_families(config.model_families),
-        timeout=config.provider_timeout,
-        max_retries=config.provider_max_retries,
-        api_key_env=config.resolved_key_env(),
     )
 
 
