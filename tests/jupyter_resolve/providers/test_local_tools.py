@@ -14,6 +14,7 @@ import importlib.util
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -81,13 +82,17 @@ def local(server: JupyterServer) -> dict[str, Any]:
     return found
 
 
-def chat(server: JupyterServer, question: str, session: str | None = None) -> Run:
-    """One chat about the notebook, and the server's completions for it."""
+def chat(
+    server: JupyterServer,
+    question: str,
+    session: str | None = None,
+    notebook: str | None = "analysis.ipynb",
+) -> Run:
+    """One chat (about the notebook), and the server's completions for it."""
     before = max((r["n"] for r in local(server)["recent"]), default=0)
-    body: dict[str, Any] = {
-        "messages": [{"role": "user", "content": question}],
-        "notebook": "analysis.ipynb",
-    }
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": question}]}
+    if notebook is not None:
+        body["notebook"] = notebook
     if session is not None:
         body["session_id"] = session
     with httpx.Client(timeout=600, trust_env=False) as client:
@@ -157,3 +162,22 @@ def test_a_second_turn_reuses_the_first_turns_prefix(lab: JupyterServer) -> None
     # the KV cache held the whole of the first turn's last prompt: only the rest was evaluated
     assert reused["cached"] >= last["prompt_tokens"], (first.rounds, second.rounds)
     assert reused["prompt_tokens"] - reused["cached"] < reused["prompt_tokens"] / 2
+
+
+def test_a_call_cut_short_is_one_clear_error_the_next_round_reads(tmp_path: Path) -> None:
+    """Arguments the grammar holds always parse, unless the round runs out of tokens inside
+    them: then the call is one error result (its card shows it), which the model reads."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "penguins.csv").write_text(CSV)
+    # too few tokens for any call's arguments
+    argv = [a for a in ARGV if "local_max_tokens" not in a] + ["--Resolve.local_max_tokens=12"]
+    with JupyterServer(tmp_path, argv=argv, env={"HOME": str(tmp_path)}, ready="runtime") as lab:
+        run = chat(lab, TASKS[0], notebook=None)
+    calls, done = run.of("tool.requested"), run.of("tool.completed")
+    assert calls and calls[0]["name"] == "python", calls
+    assert done[0]["ok"] is False and "invalid JSON arguments for 'python'" in done[0]["output"]
+    first, second = run.rounds[0], run.rounds[1]
+    grown = second["prompt_tokens"] - first["prompt_tokens"] - first["written"]
+    assert grown >= len(done[0]["output"]) / 8  # the error is in the next round's prompt
+    assert len(calls) == 2  # and the model tried again
