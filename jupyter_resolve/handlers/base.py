@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from jupyter_core.utils import ensure_async
@@ -26,7 +25,7 @@ from ..contracts.errors import BadRequest, ResolveError, TooDeep
 from ..contracts.ownership import OTHERS, Viewer
 from ..contracts.permissions import ASKED, RunPermissions
 from ..contracts.safejson import loads
-from .errors import is_answer, raised, write_resolve_error
+from .errors import AnswersQuietly, raised, validation_message, write_resolve_error
 from .live import EventSource, LiveEvents
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -37,13 +36,6 @@ def authorized(action: str) -> Callable[[MethodT], MethodT]:
     """jupyter_server's ``@authorized(action)`` on the handler's ``auth_resource``, typed (its
     own signature leaves mypy an untyped decorator). Under ``@web.authenticated``."""
     return cast("Callable[[MethodT], MethodT]", jupyter_authorized(action))
-
-
-def validation_message(exc: ValidationError) -> str:
-    """``field.path: what is wrong`` for the first error, so a 400 names the field."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "body"
-    return f"{where}: {err['msg']}"
 
 
 class KernelTokenAuthorizer(Authorizer):
@@ -59,7 +51,7 @@ class KernelTokenAuthorizer(Authorizer):
         return resource in ("resolve", "contents", "kernels", OTHERS)
 
 
-class ResolveHandler(APIHandler):
+class ResolveHandler(AnswersQuietly, APIHandler):
     """Base of the public API handlers (Jupyter-authenticated).
 
     Every method is wrapped in ``@web.authenticated`` and jupyter_server's ``@authorized``
@@ -212,16 +204,6 @@ class ResolveHandler(APIHandler):
             self.set_cors_headers()
             return write_resolve_error(self, exc)
         super().write_error(status_code, **kwargs)
-
-    def log_exception(
-        self,
-        typ: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if is_answer(value):
-            return
-        super().log_exception(typ, value, tb)
 
     def answer(self, body: Any) -> None:
         self.finish(json.dumps(body))

@@ -5,8 +5,10 @@ only close the connection, as for any error)."""
 from __future__ import annotations
 
 import json
+from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
 from tornado import web
 
 from ..contracts.errors import ResolveError, TooManyRequests
@@ -31,3 +33,23 @@ def is_answer(value: BaseException | None) -> bool:
     """A ResolveError other than ``internal`` is an answer, not a crash: tornado need not log
     it as an uncaught exception (the access log shows its status)."""
     return isinstance(value, ResolveError) and value.code != "internal"
+
+
+def validation_message(exc: ValidationError) -> str:
+    """``field.path: what is wrong`` for the first error, so a 400 names the field."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "body"
+    return f"{where}: {err['msg']}"
+
+
+class AnswersQuietly(web.RequestHandler):
+    """A handler base whose answers (:func:`is_answer`) tornado does not log as crashes."""
+
+    def log_exception(
+        self,
+        typ: type[BaseException] | None,
+        value: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not is_answer(value):
+            super().log_exception(typ, value, tb)

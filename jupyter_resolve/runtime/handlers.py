@@ -10,7 +10,6 @@ import hmac
 import ipaddress
 import json
 import logging
-from types import TracebackType
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -20,7 +19,7 @@ from tornado.log import access_log
 
 from ..contracts.bodies import ToolCallRequest
 from ..contracts.errors import BadRequest, ProviderError, ResolveError
-from ..handlers.errors import is_answer, raised, write_resolve_error
+from ..handlers.errors import AnswersQuietly, raised, validation_message, write_resolve_error
 from ..handlers.flushing import BurstFlusher
 from ..handlers.streaming import SSEWriter
 from ..providers.base import Provider
@@ -40,7 +39,7 @@ class InternalHost(Protocol):
     runs: RunManager
 
 
-class InternalHandler(web.RequestHandler):
+class InternalHandler(AnswersQuietly):
     """Base: loopback peers with the launch token only; JSON errors."""
 
     host: InternalHost
@@ -76,15 +75,6 @@ class InternalHandler(web.RequestHandler):
             return json.loads(self.request.body or b"null")
         except ValueError as exc:
             raise BadRequest(f"body is not JSON: {exc}") from exc
-
-    def log_exception(
-        self,
-        typ: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if not is_answer(value):
-            super().log_exception(typ, value, tb)
 
 
 class InferenceHandler(InternalHandler):
@@ -144,16 +134,10 @@ class ToolCallHandler(InternalHandler):
         try:
             request = ToolCallRequest.model_validate(self.json_body())
         except ValidationError as exc:
-            raise BadRequest(_first_error(exc)) from exc
+            raise BadRequest(validation_message(exc)) from exc
         result = await self.host.runs.call_tool(request)
         self.set_header("Content-Type", "application/json")
         self.finish(result.model_dump_json())
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "body"
-    return f"{where}: {err['msg']}"
 
 
 def log_request(handler: web.RequestHandler) -> None:
