@@ -1,7 +1,8 @@
 """What the gateway learns from a run's inference streams that the runtime does not carry.
 
 agent-httpd forwards text, reasoning, tool calls and two token counts; a provider says more.
-The inference endpoint watches each completion (:class:`CompletionWatch`) and keeps, per run:
+The inference endpoint watches each completion (:class:`CompletionWatch`) and notes, in the
+run's own :class:`RunNotes`:
 
 - the thinking blocks (with their signatures) of a turn that called tools, by the turn's first
   call id. The next round's request gets them back on that assistant message (the runtime
@@ -14,7 +15,7 @@ The inference endpoint watches each completion (:class:`CompletionWatch`) and ke
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,12 +24,13 @@ from ..contracts.frames import Emitted
 from ..contracts.prices import Price, price_for, round_cost
 from ..providers.chunks import cache_counts
 
-MAX_RUNS = 4096
 RUNTIME_INFERENCE_CODES = ("inference_http", "inference_stream")  # agent-httpd's for a failure
 
 
 @dataclass
 class RunNotes:
+    """One run's notes (the run holds them: ``Run.notes``)."""
+
     blocks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # first call id ->
     usage: deque[dict[str, Any]] = field(default_factory=deque)
     cost: float = 0.0
@@ -37,40 +39,26 @@ class RunNotes:
 
 
 class InferenceNotes:
-    """The notes of the live runs (bounded: the oldest runs' notes go first)."""
+    """What the gateway does with a run's notes (each run holds its own: ``Run.notes``), and the
+    price table it costs completions with."""
 
     def __init__(self, prices: Mapping[str, Price]) -> None:
         self.prices = dict(prices)
-        self._runs: OrderedDict[str, RunNotes] = OrderedDict()
 
-    def of(self, run_id: str) -> RunNotes:
-        notes = self._runs.get(run_id)
-        if notes is None:
-            notes = self._runs[run_id] = RunNotes()
-            while len(self._runs) > MAX_RUNS:
-                self._runs.popitem(last=False)
-        return notes
-
-    def failed(self, run_id: str | None, code: str) -> None:
+    @staticmethod
+    def failed(notes: RunNotes | None, code: str) -> None:
         """A round failed at the provider with ``code`` (``budget_exceeded``, ...): the run's
         ``run.error`` says that rather than the runtime's ``inference_http``."""
-        if run_id:
-            self.of(run_id).failure = code
+        if notes is not None:
+            notes.failure = code
 
-    def forget(self, run_id: str) -> None:
-        self._runs.pop(run_id, None)
+    def watch(self, notes: RunNotes | None, model: str) -> CompletionWatch:
+        return CompletionWatch(self, notes, model)
 
-    def cost(self, run_id: str) -> float:
-        notes = self._runs.get(run_id)
-        return notes.cost if notes is not None else 0.0
-
-    def watch(self, run_id: str | None, model: str) -> CompletionWatch:
-        return CompletionWatch(self, run_id, model)
-
-    def restore(self, run_id: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def restore(notes: RunNotes | None, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` with the thinking blocks put back on the assistant turns of this run that
         called tools (a copy when one changed)."""
-        notes = self._runs.get(run_id) if run_id else None
         if notes is None or not notes.blocks:
             return body
         messages = list(body.get("messages") or [])
@@ -88,10 +76,10 @@ class InferenceNotes:
                     break
         return {**body, "messages": messages} if changed else body
 
-    def enrich(self, run_id: str, emitted: list[Emitted]) -> list[Emitted]:
+    @staticmethod
+    def enrich(notes: RunNotes | None, emitted: list[Emitted]) -> list[Emitted]:
         """The run's events with what the streams said: thinking blocks on the first
         ``tool.requested`` of their turn; cache counts and cost on ``usage``."""
-        notes = self._runs.get(run_id)
         out: list[Emitted] = []
         for kind, data in emitted:
             if kind == "tool.requested" and notes is not None:
@@ -112,9 +100,9 @@ class InferenceNotes:
 class CompletionWatch:
     """Watches one completion's chunks on their way to the runtime."""
 
-    def __init__(self, notes: InferenceNotes, run_id: str | None, model: str) -> None:
-        self.notes = notes
-        self.run_id = run_id
+    def __init__(self, inference: InferenceNotes, notes: RunNotes | None, model: str) -> None:
+        self.prices = inference.prices
+        self.notes = notes  # the run's (None: a round of no known run, noted nowhere)
         self.model = model
         self.thinking: list[dict[str, Any]] = []
         self.first_call: str | None = None
@@ -134,21 +122,20 @@ class CompletionWatch:
                 call_id = call.get("id") if isinstance(call, dict) else None
                 if self.first_call is None and isinstance(call_id, str) and call_id:
                     self.first_call = call_id
-        if self.first_call is not None and self.thinking and self.run_id:
+        if self.first_call is not None and self.thinking and self.notes is not None:
             # the turn's blocks so far; later pieces (none, in practice) join the same list
-            self.notes.of(self.run_id).blocks[self.first_call] = self.thinking
+            self.notes.blocks[self.first_call] = self.thinking
         usage = chunk.get("usage")
-        if isinstance(usage, dict) and self.run_id:
-            self._usage(usage, str(chunk.get("model") or self.model))
+        if isinstance(usage, dict) and self.notes is not None:
+            self._usage(self.notes, usage, str(chunk.get("model") or self.model))
         return chunk
 
-    def _usage(self, usage: dict[str, Any], model: str) -> None:
+    def _usage(self, notes: RunNotes, usage: dict[str, Any], model: str) -> None:
         read, write = cache_counts(usage)
         note: dict[str, Any] = {"cached_tokens": read, "cache_write_tokens": write}
         if usage.get("estimated") is True:  # the server sent none: counted from characters
             note["estimated"] = True
-        price = price_for(model, self.notes.prices) or price_for(self.model, self.notes.prices)
-        notes = self.notes.of(str(self.run_id))
+        price = price_for(model, self.prices) or price_for(self.model, self.prices)
         if price is not None:
             cost = round_cost(
                 price,

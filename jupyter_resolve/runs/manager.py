@@ -185,7 +185,7 @@ class RunManager:
                 body = await prepare(run, body)
             client = await self.supervisor.ensure_running()
             async for payloads in client.chat(body):
-                emitted = self.notes.enrich(run.run_id, translator.translate_batch(payloads))
+                emitted = self.notes.enrich(run.notes, translator.translate_batch(payloads))
                 if translator.completed:
                     await self._end(run, emitted)
                     break
@@ -194,7 +194,7 @@ class RunManager:
                 tokens = translator.prompt_tokens + translator.completion_tokens
                 if limits.tokens and tokens > limits.tokens:
                     await self.stop_for_budget(run, "tokens")
-                if limits.cost and self.notes.cost(run.run_id) > limits.cost:
+                if limits.cost and run.notes.cost > limits.cost:
                     await self.stop_for_budget(run, "cost")
             if not translator.completed:
                 if await self.supervisor.exited(within=1.0):
@@ -224,7 +224,6 @@ class RunManager:
         finally:
             timer.cancel()
             release_approvals(run)
-            self.notes.forget(run.run_id)
 
     async def _end(self, run: Run, emitted: list[Emitted]) -> None:
         """Emit the run's last events (they end with run.completed), its calls in flight
@@ -282,7 +281,7 @@ class RunManager:
             tool_calls=run.tool_calls,
             seconds=time.time() - run.started_at,
             tokens=tokens,
-            cost=self.notes.cost(run.run_id),
+            cost=run.notes.cost,
         )
 
     async def stop_for_budget(self, run: Run, which: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from ..contracts.bodies import CompletionReason, Event, EventType, RunInfo, ToolResult
 from ..contracts.budget import Limits
 from ..contracts.frames import FrameTranslator
+from .inference_notes import RunNotes
 from .log import LoggedRun, RunLog
 from .stream import EventStream
 
@@ -43,6 +44,7 @@ class Run(EventStream):
         self.cancel_requested = False
         self.limits = limits or Limits()  # the budgets the gateway enforces (rounds: runtime's)
         self.tool_calls = 0
+        self.notes = RunNotes()  # what its inference streams said (runs/inference_notes.py)
         self.approvals: dict[str, asyncio.Future[str]] = {}
         # notebook_propose calls waiting for a person, by proposal id (released like approvals)
         self.proposals: dict[str, asyncio.Future[Any]] = {}

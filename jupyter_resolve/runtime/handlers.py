@@ -87,13 +87,15 @@ class InferenceHandler(InternalHandler):
         run_id = self.request.headers.get("X-Resolve-Run-Id")
         runs = self.host.runs
         notes = runs.notes
+        run = runs.held(run_id) if run_id else None
+        held = run.notes if run is not None else None  # the run's own
         # the runtime rebuilds a tool-use turn without its thinking blocks: they go back on;
         # then the round is fitted to the run's window
-        restored = notes.restore(run_id, body)
+        restored = notes.restore(held, body)
         size = len(self.request.body) if restored is body else None  # blocks came back: count
         body = stable_order(runs.fit_round(run_id, restored, size))
         body, names_back = request_to_wire(body)
-        watch = notes.watch(run_id, str(body.get("model") or ""))
+        watch = notes.watch(held, str(body.get("model") or ""))
         provider = self.host.provider
         stream = provider.relay(body, run_id)
         sse = SSEWriter(self)
@@ -114,7 +116,7 @@ class InferenceHandler(InternalHandler):
         except ProviderError as exc:
             # logged with its reason; the runtime (so the run's one run.error) gets plain words
             exc.plain = self.host.provider_health.failed(provider, exc, run_id)
-            notes.failed(run_id, exc.code)  # the run's run.error carries the provider's code
+            notes.failed(held, exc.code)  # the run's run.error carries the provider's code
             if not sse.started:
                 raise  # answered as JSON with the provider's status (write_error)
             sse.data(exc.to_json())

@@ -39,13 +39,13 @@ def test_usage_and_the_end_of_an_openai_stream() -> None:
 
 
 def test_a_runs_error_carries_the_providers_code_not_the_runtimes() -> None:
-    from jupyter_resolve.runs.inference_notes import InferenceNotes
+    from jupyter_resolve.runs.inference_notes import InferenceNotes, RunNotes
 
-    notes = InferenceNotes({})
-    notes.failed("run-1", "budget_exceeded")
+    notes, run_1, run_2 = InferenceNotes({}), RunNotes(), RunNotes()
+    notes.failed(run_1, "budget_exceeded")
     error = ("run.error", {"code": "inference_http", "message": "bob has used 20 tokens …"})
-    assert notes.enrich("run-1", [error])[0][1]["code"] == "budget_exceeded"
-    assert notes.enrich("run-1", [error])[0][1]["code"] == "inference_http"  # once
-    notes.failed("run-2", "budget_exceeded")
+    assert notes.enrich(run_1, [error])[0][1]["code"] == "budget_exceeded"
+    assert notes.enrich(run_1, [error])[0][1]["code"] == "inference_http"  # once
+    notes.failed(run_2, "budget_exceeded")
     other = ("run.error", {"code": "runtime_protocol", "message": "x"})
-    assert notes.enrich("run-2", [other])[0][1]["code"] == "runtime_protocol"
+    assert notes.enrich(run_2, [other])[0][1]["code"] == "runtime_protocol"

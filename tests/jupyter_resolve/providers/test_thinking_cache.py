@@ -17,7 +17,7 @@ from jupyter_resolve.providers.anthropic_translate import StreamTranslator, to_m
 from jupyter_resolve.providers.chunks import cache_counts
 from jupyter_resolve.providers.families import family_of, parse_families, shape_request
 from jupyter_resolve.providers.prices import load_prices
-from jupyter_resolve.runs.inference_notes import InferenceNotes
+from jupyter_resolve.runs.inference_notes import InferenceNotes, RunNotes
 from tests.fakes import anthropic_server as fake_anthropic
 from tests.fakes import streams
 from tests.fakes._server import Reply
@@ -182,7 +182,7 @@ async def test_docs_thinking_with_tool_use_over_two_rounds() -> None:
     the assistant turn the runtime rebuilt without it, and the fake (which answers 400
     otherwise) accepts it."""
     doc = fixture("anthropic_thinking_tool_use.json")
-    notes = InferenceNotes({})
+    notes, run_notes = InferenceNotes({}), RunNotes()
     tool = doc["tool"]
     tools = [
         {"type": "function", "function": {"name": tool["name"], "parameters": tool["input_schema"]}}
@@ -195,7 +195,7 @@ async def test_docs_thinking_with_tool_use_over_two_rounds() -> None:
     }
     async with FakeAnthropic(docs_scenario(doc)) as fake:
         provider = AnthropicProvider(fake.base_url, "k", "", thinking=10000, timeout=5)
-        watch = notes.watch("run-1", doc["model"])
+        watch = notes.watch(run_notes, doc["model"])
         first = [watch(c) for c in await streams.collect(provider, body, "run-1")]
         (call,) = streams.tool_calls(first)
         turn = {  # what the runtime sends back: no thinking blocks
@@ -211,7 +211,7 @@ async def test_docs_thinking_with_tool_use_over_two_rounds() -> None:
         }
         result = {"role": "tool", "tool_call_id": call["id"], "content": doc["tool_result"]}
         second_body = {**body, "messages": [*body["messages"], turn, result]}
-        second = await streams.collect(provider, notes.restore("run-1", second_body), "run-1")
+        second = await streams.collect(provider, notes.restore(run_notes, second_body), "run-1")
         # the same turn without its blocks: the request goes without thinking (else a 400)
         await streams.collect(provider, second_body, "run-1")
         await provider.aclose()
