@@ -68,17 +68,11 @@ class NotebookServices:
     proposals: Proposals
 
 
-@dataclass
-class AgentServices:
+@dataclass(kw_only=True)
+class AgentServices(NotebookServices):
     """What the external agents use (``acp/agents.py``'s ``AgentHost``): the notebook's
     services (an agent's notebook write is proposed), the root, the shell tool, the policy."""
 
-    config: Resolve
-    runs: RunManager
-    kernels: ScratchKernels
-    state_dir: Path
-    user_kernels: UserKernels | None
-    proposals: Proposals
     root_dir: Path
     log: logging.Logger
     tools: ToolDispatcher

@@ -131,30 +131,29 @@ class ArtifactsHandler(ArtifactsAPIHandler):
     def _display_name(self) -> str:
         return display_name(self.current_user) or self._user_name()
 
+    async def _may_record(self, promoted: Promoted) -> bool:
+        """Whether the artifact's id may go into its notebook: the person may write contents."""
+        if await self.allowed("write", "contents"):
+            return True
+        self.log.warning(
+            "artifact %s: its id is not recorded in %s (the user may not write contents)",
+            promoted.manifest.id,
+            promoted.notebook_path,
+        )
+        return False
+
     async def _record_in_room(self, room: Any, request: PromoteRequest, promoted: Promoted) -> None:
         """Record the artifact id through the notebook's shared document (DESIGN 9.2): never a
         save under a live room, which would overwrite what people are typing."""
         assert request.cell_id is not None and request.output_index is not None
-        if not await self.allowed("write", "contents"):
-            self.log.warning(
-                "artifact %s: its id is not recorded in %s (the user may not write contents)",
-                promoted.manifest.id,
-                promoted.notebook_path,
-            )
+        if not await self._may_record(promoted):
             return
         record_artifact_in_room(room, request.cell_id, request.output_index, promoted.manifest.id)
 
     async def _save_notebook(self, promoted: Promoted) -> None:
         """Record the artifact id in the output's metadata, through the contents manager (no
         collaboration room is open for the notebook: nobody else is editing it)."""
-        if promoted.notebook is None:
-            return
-        if not await self.allowed("write", "contents"):
-            self.log.warning(
-                "artifact %s: its id is not recorded in %s (the user may not write contents)",
-                promoted.manifest.id,
-                promoted.notebook_path,
-            )
+        if promoted.notebook is None or not await self._may_record(promoted):
             return
         model = {"type": "notebook", "format": "json", "content": promoted.notebook}
         manager = self.contents_manager

@@ -54,3 +54,21 @@ def people_config(people: dict[str, tuple[str, list[str]]]) -> dict[str, Any]:
         "People": {"tokens": {token: name for name, (token, _) in people.items()}},
         "Grants": {"grants": {name: grants for name, (_, grants) in people.items()}},
     }
+
+
+def with_people(
+    jp_server_config: dict[str, Any], tokens: dict[str, str], grants: dict[str, list[str]]
+) -> dict[str, Any]:
+    """pytest-jupyter's in-process server config with these people: ``tokens`` (token → name)
+    and ``grants`` (name → grants, as :class:`Grants` reads them)."""
+    server_app = {
+        **jp_server_config["ServerApp"],
+        "identity_provider_class": People,
+        "authorizer_class": Grants,
+    }
+    return {
+        **jp_server_config,
+        "ServerApp": server_app,
+        "People": {"tokens": tokens},
+        "Grants": {"grants": grants},
+    }

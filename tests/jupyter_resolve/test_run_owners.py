@@ -18,7 +18,7 @@ from jupyter_resolve.contracts.bodies import ChatRequest
 from jupyter_resolve.providers import ScriptedProvider
 from tests.conftest import SSE, Server
 from tests.jupyter_resolve.mcp.test_mcp_server import connect
-from tests.jupyter_resolve.people import Grants, People
+from tests.jupyter_resolve.people import with_people
 
 TOKENS = {"alice-owns-5d1c": "alice", "bob-owns-9e2a": "bob", "dave-owns-44f0": "dave"}
 GRANTS = {"alice": ["*"], "bob": ["resolve"], "dave": ["resolve", "contents", "kernels"]}
@@ -26,17 +26,7 @@ GRANTS = {"alice": ["*"], "bob": ["resolve"], "dave": ["resolve", "contents", "k
 
 @pytest.fixture
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
-    server_app = {
-        **jp_server_config["ServerApp"],
-        "identity_provider_class": People,
-        "authorizer_class": Grants,
-    }
-    return {
-        **jp_server_config,
-        "ServerApp": server_app,
-        "People": {"tokens": TOKENS},
-        "Grants": {"grants": GRANTS},
-    }
+    return with_people(jp_server_config, TOKENS, GRANTS)
 
 
 def person(server: Server, name: str) -> Server:

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import SSE, Server
 from tests.fakes._server import Part
 from tests.fakes.openai_server import DONE, chunk, sse, stream, text_reply, usage
-from tests.jupyter_resolve.people import Grants, People
+from tests.jupyter_resolve.people import with_people
 from tests.jupyter_resolve.test_sessions import provider, recording
 
 __all__ = ["recording"]  # the fixture, used by name
@@ -28,17 +28,7 @@ SLOW_CODE = "import time\ntime.sleep(6)\nprint('slept')"
 
 @pytest.fixture
 def jp_server_config(jp_server_config: dict[str, Any]) -> dict[str, Any]:
-    server_app = {
-        **jp_server_config["ServerApp"],
-        "identity_provider_class": People,
-        "authorizer_class": Grants,
-    }
-    return {
-        **jp_server_config,
-        "ServerApp": server_app,
-        "People": {"tokens": TOKENS},
-        "Grants": {"grants": GRANTS},
-    }
+    return with_people(jp_server_config, TOKENS, GRANTS)
 
 
 def person(server: Server, name: str) -> Server:
