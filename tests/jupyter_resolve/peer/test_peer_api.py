@@ -126,7 +126,9 @@ async def test_catalogue_has_no_parameter_schemas(server: Server, gateway: Any) 
     # only the tools granted to this peer, in the allow list's order
     granted = {*READ_TOOLS, "web_fetch"}
     assert [t["name"] for t in tools["tools"]] == [
-        t["function"]["name"] for t in gateway.catalogue.tool_specs() if t["function"]["name"] in granted
+        t["function"]["name"]
+        for t in gateway.catalogue.tool_specs()
+        if t["function"]["name"] in granted
     ]
     beta = (await invoke(server, "resolve.tools", peer="beta")).json()
     assert [t["name"] for t in beta["tools"]] == ["web_fetch"]
