@@ -200,8 +200,15 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
     assert.deepEqual(nb.cells.map(c => c.id).filter(id => id.startsWith('cell-')), ['cell-df', 'cell-b', 'cell-c']);
     assert.equal(nb.cells[0].id, 'cell-df');
     assert.equal(nb.cells[1].source, BMI);
+    // who wrote it (contracts/authorship.py's schema, issue 49.3)
     const meta = nb.cells[1].metadata.resolve;
-    assert.deepEqual(Object.keys(meta).sort(), ['call_id', 'proposal_id', 'run_id']);
+    for (const key of ['authorship', 'run_id', 'call_id', 'proposal_id', 'model', 'accepted_by',
+      'accepted_at', 'source_sha256', 'edited_on_accept']) {
+      assert.ok(key in meta, `metadata.resolve.${key}`);
+    }
+    assert.equal(meta.authorship, 1);
+    assert.equal(meta.edited_on_accept, false);
+    assert.match(meta.source_sha256, /^[0-9a-f]{64}$/);
     const runId = await panel.locator('.jp-resolve-assistant').last().getAttribute('data-run-id');
     assert.equal(meta.run_id, runId);
     assert.equal(nb.cells[3].source, 'x = 2');
