@@ -11,6 +11,7 @@ parse, what the next round did), not what its code computes: a 135M model writes
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ TASKS = [
     "What is the largest body mass in the data?",
     "Plot body mass by species.",
 ]
+FIXED_WORK = Path("/tmp/jupyter-resolve-local-tools")
 ARGV = [
     "--Resolve.provider=local",
     "--Resolve.local_threads=2",
@@ -65,10 +67,13 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
-    work = tmp_path_factory.mktemp("lab")
+def lab() -> Iterator[JupyterServer]:
+    # A fixed folder: its path is in the prompt (the notebook's folder, the session's work/),
+    # and at temperature 0 another path is another answer.
+    work = FIXED_WORK
+    shutil.rmtree(work, ignore_errors=True)
     root = work / "root"
-    root.mkdir()
+    root.mkdir(parents=True)
     (root / "penguins.csv").write_text(CSV)
     notebook = nbformat.v4.new_notebook()
     notebook.cells.append(nbformat.v4.new_code_cell("import pandas as pd"))
@@ -110,7 +115,9 @@ def chat(
 
 @pytest.fixture(scope="module")
 def tasks(lab: JupyterServer) -> list[Run]:
-    return [chat(lab, question) for question in TASKS]
+    # Each task in a session named for it: the session's work path is in the prompt, so a
+    # random session id made the prompt, and at temperature 0 the answer, differ run to run.
+    return [chat(lab, question, session=f"task-{n}") for n, question in enumerate(TASKS)]
 
 
 def parses(call: dict[str, Any], done: dict[str, Any]) -> bool:
