@@ -17,7 +17,7 @@ import {
   waitForDisk,
   waitForTyped
 } from './demo-notebook.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const NOTEBOOK = JSON.stringify({
   nbformat: 4,
@@ -87,13 +87,7 @@ function reply(body) {
 }
 const fake = await startFakeOpenAI(reply);
 process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // the provider wants a key; this one opens nothing
-const CONFIG = [
-  "c.Resolve.provider = 'openai'",
-  `c.Resolve.base_url = '${fake.baseUrl}'`,
-  "c.Resolve.model = 'gpt-4o-mini'",
-  "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-  ''
-].join('\n');
+const CONFIG = serverConfigFor(fake);
 after(() => fake.close());
 
 // With collaboration the room does not save by itself here (it would 1 s after each change), so

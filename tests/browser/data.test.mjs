@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { dismissToasts, labForSuite, openPanel, send, settleNotebook, shot, waitForLab } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const NB = 'sub/analysis.ipynb';
 const CSV = 'when,value\n2026-01-01,3.5\n2026-01-02,4.25\n2026-01-03,4.25\n';
@@ -49,13 +49,7 @@ describe("a notebook chat's python reads beside the notebook, read-only (issue 3
   after(() => fake.close());
   const suite = labForSuite({
     files: { [NB]: notebook, 'sub/measurements.csv': CSV },
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   before(async () => {

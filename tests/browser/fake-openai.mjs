@@ -93,3 +93,14 @@ export function textOf(message) {
   if (Array.isArray(c)) return c.map(p => p?.text ?? '').join('');
   return '';
 }
+
+/** The server config that points jupyter-resolve at `fake` (an OpenAI-compatible provider). */
+export function serverConfigFor(fake) {
+  return [
+    "c.Resolve.provider = 'openai'",
+    `c.Resolve.base_url = '${fake.baseUrl}'`,
+    "c.Resolve.model = 'gpt-4o-mini'",
+    "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
+    ''
+  ].join('\n');
+}

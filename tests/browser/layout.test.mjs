@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dismissToasts, labForSuite, openPanel, shot, waitForLab } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const NB = 'wide.ipynb';
 const NOTEBOOK = JSON.stringify({
@@ -91,13 +91,7 @@ describe('the panel at 250 px and at 570 px', { timeout: 600_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
     files: { [NB]: NOTEBOOK },
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   before(async () => {

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dismissToasts, labForSuite, openPanel, shot, waitForLab, waitForSavedState } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const NB = 'analysis.ipynb';
 const code = (id, source) => ({ cell_type: 'code', id, execution_count: null, metadata: {}, source, outputs: [] });
@@ -95,13 +95,7 @@ describe('the panel and your notebook', { timeout: 900_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
     files: { [NB]: NOTEBOOK },
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   before(async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labForSuite, openPanel, send, shot, sidebarWidth } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const STEER = 'not that column, use body_mass_g';
 const LATER = 'then summarise it in one line';
@@ -39,13 +39,7 @@ process.env.RESOLVE_FAKE_KEY = 'sk-fake-for-tests'; // the provider wants a key;
 describe('steering', { timeout: 600_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   test('Enter steers the running answer: queued, then read at its next step', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { labForSuite, openPanel, send, shot, sidebarWidth } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 const LINES = Array.from(
   { length: 40 },
@@ -66,13 +66,7 @@ async function recordAnswer(page, index) {
 describe('streamed answers', { timeout: 600_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   test('the visible answer grows while the run is live', async () => {

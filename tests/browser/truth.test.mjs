@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dismissToasts, labForSuite, openPanel, send, shot, waitForLab } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 import { createServer } from 'node:net';
 
 const code = (id, source) => ({ cell_type: 'code', id, execution_count: null, metadata: {}, source, outputs: [] });
@@ -61,13 +61,7 @@ describe('the panel says what is true about cells, notebooks and models', { time
       'a.ipynb': notebook([code('a-1', FIRST), code('a-2', 'second = 2'), code('a-3', THIRD)]),
       'b.ipynb': notebook([code('b-1', 'other = 1')])
     },
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   before(async () => {
@@ -159,13 +153,7 @@ describe('the panel says what is true about cells, notebooks and models', { time
 describe('promotion where things are made (issue 30.4)', { timeout: 600_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   test('Promote on a tool card asks a title; the artifact row shows it, a name and a time', async () => {

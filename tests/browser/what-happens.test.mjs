@@ -18,7 +18,7 @@ import {
   sidebarWidth,
   waitForLab
 } from './lab.mjs';
-import { startFakeOpenAI, textOf } from './fake-openai.mjs';
+import { startFakeOpenAI, textOf, serverConfigFor } from './fake-openai.mjs';
 
 // The call the model writes, long enough to take a few seconds at 300 ms a piece.
 const CODE = Array.from({ length: 8 }, (_, i) => `step_${i} = ${i} * 6  # one line of a longer cell`)
@@ -76,13 +76,7 @@ describe('what happens, and what survives', { timeout: 900_000 }, () => {
   after(() => fake.close());
   const suite = labForSuite({
     files: { 'ask.ipynb': NOTEBOOK },
-    config: [
-      "c.Resolve.provider = 'openai'",
-      `c.Resolve.base_url = '${fake.baseUrl}'`,
-      "c.Resolve.model = 'gpt-4o-mini'",
-      "c.Resolve.api_key_env = 'RESOLVE_FAKE_KEY'",
-      ''
-    ].join('\n')
+    config: serverConfigFor(fake)
   });
 
   test('a tool call written slowly shows "writing a python call…" and its tokens growing', async () => {
