@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
-from traitlets import Unicode
+from traitlets import Float, Unicode
 from traitlets.config import Configurable
 
 DEFAULT_PUBLIC_ORIGIN = "http://127.0.0.1:8000"  # JupyterHub's own default bind_url
@@ -33,6 +33,16 @@ class HubSettings(Configurable):
         config=True,
         help="Name of the hub service in c.JupyterHub.services, used to derive "
         "c.Resolve.hub_service_url when that is empty.",
+    )
+
+    hub_stream_timeout = Float(
+        45.0,
+        config=True,
+        help="Seconds an answer from the hub service may be silent once it has begun, before "
+        "the run ends with an error. The service sends a comment every 15 s of a quiet answer "
+        "(c.ResolveHub.keepalive_interval; keep this about three times that), and JupyterHub's "
+        "proxy may keep a dead replica's connection open. The wait for the answer's start is "
+        "c.Resolve.provider_timeout. 0: no limit but that.",
     )
 
     def resolved_hub_service_url(self) -> str:

@@ -116,7 +116,7 @@ class ResolveHub(Application):
         config=True,
         help="Seconds of upstream silence in a stream after which an SSE comment is sent, so "
         "users' servers can tell a model that thinks from a connection that died (their "
-        "c.Resolve.provider_timeout must be longer). 0: none.",
+        "c.Resolve.hub_stream_timeout must be longer). 0: none.",
     )
     reservation_ttl = Float(
         60.0,

@@ -10,13 +10,15 @@ administrator did not allow is its 403; too many requests in flight is retried.
 While the service is down or restarting (nothing answers, or the hub's proxy answers 502/503/504
 with a page of its own), a request is retried with backoff, then fails with one plain sentence,
 never the proxy's HTML. A stream that stops before its end (the service died mid-answer) is an
-error, not a quiet stop; so is a stream silent for ``c.Resolve.provider_timeout`` seconds (the
-service says something every 15 s of a quiet answer; a proxy between may keep a dead
-connection open).
+error, not a quiet stop; so is an answer that, once begun, is silent for
+``c.Resolve.hub_stream_timeout`` seconds: the service says something every 15 s of a quiet
+answer, and a proxy between (JupyterHub's) may keep a dead replica's connection open, which
+``c.Resolve.provider_timeout`` (the wait for the answer's start) would notice only much later.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
@@ -29,6 +31,7 @@ from .openai import OpenAIProvider
 
 NOT_ANSWERING = "the hub's model service is not answering; try again in a minute"
 CUT = "the hub's model service stopped in the middle of the answer; try again in a minute"
+STREAM_TIMEOUT = 45.0  # three of the service's 15 s keep-alives missed
 ADVICE = {  # the service's own refusals: what the person can do about each
     "budget_exceeded": "ask the hub's administrator for a larger budget, or wait until it resets",
     "model_not_allowed": "pick one of the allowed models (c.Resolve.model)",
@@ -69,8 +72,16 @@ class HubProvider(OpenAIProvider):
     name = "hub"
     label = "the hub service"
 
-    def __init__(self, service_url: str, token: str | None, model: str, **kw: Any) -> None:
+    def __init__(
+        self,
+        service_url: str,
+        token: str | None,
+        model: str,
+        stream_timeout: float = STREAM_TIMEOUT,
+        **kw: Any,
+    ) -> None:
         self.service_url = service_url.rstrip("/") + "/"
+        self.stream_timeout = stream_timeout
         kw.setdefault("backoff_base", 1.0)  # 1, 2, 4 s: a restart of a few seconds is ridden out
         kw.setdefault("backoff_cap", 4.0)
         super().__init__(self.service_url + "v1", token, model, api_key_env="", **kw)
@@ -139,17 +150,34 @@ class HubProvider(OpenAIProvider):
     ) -> AsyncGenerator[bytes | dict[str, Any], None]:
         """The answer's pieces; a stream that ends without ``[DONE]`` is an error (the service
         writes it at every stream's end, so its absence means the answer was cut)."""
-        tail = b""
+        tail, begun = b"", False
         async with aclosing(super()._pieces(url, headers, payload)) as pieces:
-            async for piece in pieces:
+            while True:
+                try:
+                    piece = await self._next_piece(pieces, begun)
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    silent = f"{url}: nothing for {self.stream_timeout:g} s mid-answer"
+                    raise ProviderError(CUT, code="hub_stream_silent", detail=silent) from None
                 if isinstance(piece, dict):
                     yield piece
                     return
+                begun = True
                 tail = (tail + piece)[-64:]
                 yield piece
                 if DONE_MARK in tail:
                     return
         raise ProviderError(CUT, code="hub_stream_cut", detail=f"{url}: the stream ended early")
+
+    async def _next_piece(
+        self, pieces: AsyncGenerator[bytes | dict[str, Any], None], begun: bool
+    ) -> bytes | dict[str, Any]:
+        """The next piece; once the answer has begun, within ``stream_timeout`` (keep-alive
+        comments count: they are pieces too)."""
+        if not begun or self.stream_timeout <= 0:
+            return await pieces.__anext__()
+        return await asyncio.wait_for(pieces.__anext__(), self.stream_timeout)
 
     async def usage(self) -> dict[str, Any]:
         """The user's own usage, from the service's ``GET usage``."""
@@ -169,13 +197,14 @@ def make_hub_provider(
     stream_usage: bool,
     reasoning_effort: str,
 ) -> HubProvider:
-    """The provider for ``settings`` {url, token} (make_provider's ``hub``)."""
+    """The provider for ``settings`` {url, token, stream_timeout?} (make_provider's ``hub``)."""
     from .families import parse_families
 
     return HubProvider(
         str(settings.get("url") or ""),
         settings.get("token") or None,
         model,
+        stream_timeout=float(settings.get("stream_timeout", STREAM_TIMEOUT)),
         families=parse_families(families or {}),
         timeout=timeout,
         max_retries=max_retries,

@@ -120,11 +120,14 @@ def scale(tmp_path_factory: pytest.TempPathFactory, upstreams: FakeUpstreams) ->
                     },
                 ],
             },
-            # a quiet stream gets a comment every second: 6 s of silence is a dead connection
+            # a quiet stream gets a comment every second: 4 s of silence in a begun answer is a
+            # dead connection (the proxy keeps a killed replica's open), long before the 60 s
+            # that a run would otherwise wait
             spawner_args=[
                 "--Resolve.provider=hub",
                 "--Resolve.provider_max_retries=2",
-                "--Resolve.provider_timeout=6",
+                "--Resolve.provider_timeout=60",
+                "--Resolve.hub_stream_timeout=4",
             ],
         )
         hub = stack.enter_context(running_hub(workdir, PROXY, setup, hub_ports))
@@ -348,7 +351,7 @@ def test_a_replica_killed_mid_stream_ends_the_run_with_one_error_and_the_next_ru
     assert serving.proc is not None
     serving.proc.kill()
     serving.proc.wait(10)
-    thread.join(60)
+    thread.join(30)  # hub_stream_timeout (4 s), well before provider_timeout (60 s)
     openai.reply_to = None
     assert done.is_set(), f"the run did not end: {dumps(events)}"
     try:
@@ -356,6 +359,8 @@ def test_a_replica_killed_mid_stream_ends_the_run_with_one_error_and_the_next_ru
         assert len(errors) == 1, dumps(events)
         message = errors[0].data["message"]
         assert "hub" in message and "<" not in message, message
+        # behind the proxy the dead replica's connection stays open: the silence ends the run
+        assert errors[0].data.get("code") in ("hub_stream_silent", "hub_stream_cut"), dumps(errors)
         assert events[-1].event == "run.completed" and events[-1].data["reason"] == "error"
         _, again, rest = hub.stream(f"{alice.prefix}resolve/api/chat", chat, headers=alice.auth)
         assert again and again[-1].event == "run.completed", dumps(again) + rest

@@ -17,7 +17,11 @@ def make(config: Any, log: logging.Logger) -> Provider:
     from ..hub import make_hub_provider
 
     return make_hub_provider(
-        {"url": config.resolved_hub_service_url(), "token": config.hub_api_token()},
+        {
+            "url": config.resolved_hub_service_url(),
+            "token": config.hub_api_token(),
+            "stream_timeout": config.hub_stream_timeout,
+        },
         config.model,
         config.model_families,
         config.provider_timeout,

@@ -12,7 +12,7 @@ from jupyter_resolve.providers import ScriptedProvider
 from jupyter_resolve.providers.hub import NOT_ANSWERING, HubProvider, make_hub_provider, usage_of
 from tests.fakes import streams
 from tests.fakes._server import Part, Reply, json_reply
-from tests.fakes.openai_server import FakeOpenAI, chunk, sse, stream, text_reply
+from tests.fakes.openai_server import DONE, FakeOpenAI, chunk, sse, stream, text_reply
 from tests.launcher import free_port
 
 TOKEN = "hub-token-of-alice-0123456789"
@@ -102,6 +102,51 @@ async def test_a_stream_cut_before_its_end_is_an_error_not_a_stop() -> None:
         await provider.aclose()
     assert caught.value.code == "hub_stream_cut"
     assert "stopped in the middle of the answer" in caught.value.message
+
+
+async def test_a_begun_answer_gone_silent_ends_before_the_provider_timeout() -> None:
+    """A dead replica behind JupyterHub's proxy: the connection stays open, nothing comes. The
+    late piece would end the stream without [DONE] (hub_stream_cut) had nobody been watching."""
+    frames = [
+        sse(chunk({"role": "assistant", "content": ""})),
+        Part(sse(chunk({"content": "late"})), delay=3.0),
+    ]
+    async with FakeService(reply_to=lambda _: stream(frames)) as fake:
+        provider = hub_provider(fake)
+        provider.stream_timeout = 0.3
+        with pytest.raises(ProviderError) as caught:
+            await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert caught.value.code == "hub_stream_silent", caught.value.code
+    assert "stopped in the middle of the answer" in caught.value.message
+
+
+async def test_keep_alive_comments_keep_a_quiet_answer_going() -> None:
+    quiet = [Part(b": keep-alive\n\n", delay=0.1) for _ in range(8)]  # 0.8 s, none silent 0.3 s
+    frames = [sse(chunk({"role": "assistant", "content": ""})), *quiet]
+    frames += [sse(chunk({"content": "thought"})), sse(chunk({}, "stop")), DONE]
+    async with FakeService(reply_to=lambda _: stream(frames)) as fake:
+        provider = hub_provider(fake)
+        provider.stream_timeout = 0.3
+        chunks = await streams.collect(provider, BODY)
+        await provider.aclose()
+    assert streams.text(chunks) == "thought"
+
+
+def test_the_stream_timeout_is_a_setting() -> None:
+    provider = make_hub_provider(
+        {"url": "http://127.0.0.1:1/", "token": TOKEN, "stream_timeout": 7.5},
+        "default",
+        None,
+        5.0,
+        3,
+        True,
+        "",
+    )
+    assert isinstance(provider, HubProvider) and provider.stream_timeout == 7.5
+    from jupyter_resolve.config import Resolve
+
+    assert Resolve().hub_stream_timeout == 45.0
 
 
 async def test_too_many_requests_in_flight_is_retried() -> None:
