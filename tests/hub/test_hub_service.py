@@ -17,6 +17,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fakes import anthropic_server as anthropic
+from tests.fakes._server import Part, Reply
 from tests.fakes.anthropic_server import TEXT as ANTHROPIC_TEXT
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import MODEL, TEXT, FakeOpenAI, error
@@ -320,6 +323,46 @@ def test_anthropic_messages_stream_through_the_service(hub: Hub, upstreams: Fake
     assert error["code"] == "budget_exceeded" and error["limit"] == "day_tokens"
     assert error["resets_at"].endswith("T00:00:00Z")
     assert int(refused.headers["retry-after"]) > 0
+
+
+def slow_anthropic_answer(deltas: int, output_tokens: int) -> Reply:
+    """A streamed Anthropic message whose text comes slowly, then its usage at the end."""
+    frames = [Part(anthropic.message_start())]
+    frames.append(Part(anthropic.block_start(0, {"type": "text", "text": ""})))
+    delta = {"type": "text_delta", "text": "w "}
+    frames += [Part(anthropic.block_delta(0, delta), delay=0.05) for _ in range(deltas)]
+    frames.append(Part(anthropic.block_stop(0)))
+    frames += [Part(f) for f in anthropic.finish("end_turn", output_tokens)]
+    return Reply(200, list(anthropic.SSE_HEADERS), frames)
+
+
+def test_an_anthropic_client_that_hangs_up_is_charged(hub: Hub, upstreams: FakeUpstreams) -> None:
+    """The service reads on after the client leaves, for the usage the message reports at its
+    end (message_start's input tokens, message_delta's output tokens)."""
+    alice = hub.users["alice"]
+    before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    body = {
+        "model": "claude-fake",
+        "max_tokens": 512,
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    headers = {"anthropic-version": "2023-06-01", **alice.auth}
+    upstreams.anthropic.reply_to = lambda _: slow_anthropic_answer(deltas=30, output_tokens=300)
+    try:
+        with hub.client() as client:
+            path = f"/services/{SERVICE}/v1/messages"
+            with client.stream("POST", path, json=body, headers=headers) as answer:
+                assert answer.status_code == 200, answer.read()
+                next(answer.iter_bytes())  # the first piece, then the client leaves
+        deadline = time.monotonic() + 30
+        spent = before
+        while spent == before and time.monotonic() < deadline:
+            time.sleep(0.3)
+            spent = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    finally:
+        upstreams.anthropic.reply_to = None
+    assert spent - before == 25 + 300  # what the upstream reported, read on after the hang-up
 
 
 def test_resolve_usage_in_a_users_kernel(hub: Hub) -> None:
