@@ -24,9 +24,9 @@ from ..contracts.bodies import text_of
 MESSAGE = "message:\n"  # how an answer in words begins
 CALL = "functions."  # how a call begins: functions.<name>:\n{arguments}
 END = "<|im_end|>"
-LISTING = "\n\nFunctions you can call:\n"
+LISTING = "Functions you can call:\n"
 HOW = (
-    "\nAnswer with a message (begin with 'message:') or call one function (begin with "
+    "Answer with a message (begin with 'message:') or call one function (begin with "
     "'functions.<name>:' and its JSON arguments on the next line)."
 )
 # one character of a JSON string as json.dumps writes it (no raw control character)
@@ -85,7 +85,18 @@ def listing(tools: Sequence[Mapping[str, Any]]) -> str:
     for tool in tools:
         name, description, parameters = tool_parts(tool)
         lines.append(f"{CALL}{name}: {first_sentence(description)}\n{signature(parameters)}")
-    return LISTING + "\n".join(lines) + HOW
+    return LISTING + "\n".join(lines)
+
+
+def system_turn(system: str, tools: Sequence[Mapping[str, Any]]) -> str:
+    """The system turn: the tools first, then the system text, then how to answer. The
+    listing is the same in every session and the system text ends with the session's own
+    lines (its notebook, its work folder: contracts/discipline.py), so a new session's prompt
+    shares all but those lines with the last one in the server's KV cache, not only the
+    text before them."""
+    if not tools:
+        return system
+    return "\n\n".join(p for p in (listing(tools), system.strip(), HOW) if p)
 
 
 def _call_names(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -118,15 +129,16 @@ def render(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, A
     the assistant's answer begins."""
     names = _call_names(messages)
     turns: list[tuple[str, str]] = []
-    system = listing(tools) if tools else ""
-    if system and not (messages and messages[0].get("role") == "system"):
-        turns.append(("system", system.lstrip("\n")))
-        system = ""
+    listed = False  # the tools go in the first system turn (one is made when none is sent)
+    if tools and not (messages and messages[0].get("role") == "system"):
+        turns.append(("system", system_turn("", tools)))
+        listed = True
     for message in messages:
         role = str(message.get("role") or "user")
         if role == "system":
-            turns.append(("system", text_of(message.get("content")) + system))
-            system = ""
+            text = text_of(message.get("content"))
+            turns.append(("system", text if listed else system_turn(text, tools)))
+            listed = True
         elif role == "assistant":
             turns.append(("assistant", _assistant(message, bool(tools))))
         elif role == "tool":

@@ -130,7 +130,10 @@ def test_a_round_with_tools_lists_them_first_as_configured_and_holds_the_answer(
     assert tools and request["stream"] is True and request["max_tokens"] == 24
     assert (request["temperature"], request["seed"], request["stop"]) == (0.0, 7, [END])
     prompt = request["prompt"]
-    assert prompt.startswith("<|im_start|>system\nBe brief.\n\nFunctions you can call:\n")
+    assert prompt.startswith("<|im_start|>system\nFunctions you can call:\nfunctions.")
+    # the system text after the tools, how to answer last: nearest the conversation
+    assert prompt.index("Be brief.") < prompt.index("Answer with a message (begin with")
+    assert prompt.index('"note"?: string}\n\nBe brief.\n\nAnswer with a message') > 0
     # python first, as c.Resolve.local_tools lists it; a line and a signature each
     assert prompt.index("functions.python: Run Python code in this session's kernel.\n") < (
         prompt.index("functions.notebook_propose: Propose cells for the person's notebook.")
@@ -143,6 +146,26 @@ def test_a_round_with_tools_lists_them_first_as_configured_and_holds_the_answer(
     grammar = request["grammar"]
     assert 'root ::= "message:\\n" text | "functions.python:\\n" args-python' in grammar
     assert 'args-python ::= "{" "\\"code\\": " str "}"' in grammar
+
+
+def test_two_sessions_prompts_differ_only_from_their_own_lines_on() -> None:
+    """The work folder is named at the system text's end: everything before it (the tools, the
+    soul's text) is a prefix the server's KV cache keeps from the last session's prompt."""
+    local = lean()
+
+    def prompt(session: str) -> str:
+        system = {"role": "system", "content": f"Be brief.\n- Write under /r/{session}/work/."}
+        request, _ = local.completion(
+            local.payload({"messages": [system, USER], "tools": [PYTHON]})
+        )
+        return str(request["prompt"])
+
+    one, two = prompt("session-1"), prompt("session-2")
+    shared = next(i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b)
+    assert one[:shared].endswith("Be brief.\n- Write under /r/session-")
+    assert "functions.python:" in one[:shared]
+    # then only the rest of the session's line, how to answer, the person's message
+    assert one[shared:].startswith("1/work/.\n\nAnswer with a message (begin with")
 
 
 def test_a_tool_result_is_in_the_next_prompt_and_a_call_as_it_was_written() -> None:
