@@ -93,6 +93,12 @@ class RunRecord:
         return value if isinstance(value, str) else None
 
     @property
+    def notebook(self) -> str | None:
+        """A notebook chat's notebook (its python ran in that notebook's folder)."""
+        value = self.started.get("notebook")
+        return value if isinstance(value, str) and value else None
+
+    @property
     def manifest(self) -> dict[str, Any]:
         value = self.started.get("manifest")
         return value if isinstance(value, dict) else {}

@@ -55,8 +55,11 @@ class Replay(Protocol):
         calls: Sequence[Call],
         permissions: RunPermissions,
         file: str | None = None,
+        notebooks: Sequence[str | None] = (),
     ) -> Replayed:
-        """Run ``calls`` in the session's fresh kernel, in order; read ``work/<file>`` after."""
+        """Run ``calls`` in the session's fresh kernel, in order; read ``work/<file>`` after.
+        ``notebooks[i]``: the notebook of call i's run, when it was a notebook chat's (its
+        python read in that notebook's folder, and does so again)."""
 
 
 def reproducible(manifest: ArtifactManifest, provenance: Provenance) -> None:
@@ -168,7 +171,8 @@ async def reproduce(
         if original:
             notes += workspace.copy_context(Workspace(sessions_dir / original))
         file = manifest.source.path if manifest.source.kind == "scratch" else None
-        replayed = await replay.replay(session_id, calls, permissions, file)
+        notebooks = [s.run.notebook for s in provenance.steps]
+        replayed = await replay.replay(session_id, calls, permissions, file, notebooks)
     finally:
         _remove(workspace)
     result = verdict(manifest, expected, provenance, replayed)

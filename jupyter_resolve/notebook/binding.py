@@ -19,7 +19,7 @@ from ..contracts.bodies import ToolCallRequest
 from ..runs.run import Run
 from ..runs.start import run_permissions
 from ..scratch.kernels import Preload
-from ..tools.kernel import PythonBinder, PythonBinding
+from ..tools.kernel import PythonBinder, PythonBinding, notebook_folder_of
 from .tools import NotebookHost, snapshot_variable
 
 # A run's mentioned variables, copied at its first python call (kept as long as the run is).
@@ -40,11 +40,7 @@ def notebook_folder(root: Path, run: Run) -> str | None:
     """The real path of the run's notebook's folder, when python may read there."""
     if run.notebook is None or not may_read_contents(run):
         return None
-    real_root = root.resolve()
-    folder = (real_root / run.notebook).resolve().parent
-    if not folder.is_relative_to(real_root) or not folder.is_dir():
-        return None
-    return str(folder)
+    return notebook_folder_of(root, run.notebook)
 
 
 def mentioned(run: Run) -> list[str]:

@@ -344,6 +344,8 @@ def _started(
         "permissions": plan.permissions.model_dump(),  # the caller's, as the Authorizer said
         "context": context,
     }
+    if request.chat.notebook is not None:  # a notebook chat's: where its python read
+        started["notebook"] = request.chat.notebook
     if request.chat.mentions:  # what the model was told, for clients to show
         started["mentions"] = [m.model_dump() for m in request.chat.mentions]
     return started

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..contracts.bodies import ToolResult
@@ -19,6 +20,17 @@ class PythonBinding:
     folder: str | None = None
     preload: Preload = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+def notebook_folder_of(root: Path, notebook: str) -> str | None:
+    """The real path of ``notebook``'s folder under the server root ``root`` (None: outside
+    it, or not there): where a notebook chat's python reads. The caller checks that the run's
+    person may read contents (DESIGN 10.1)."""
+    real_root = root.resolve()
+    folder = (real_root / notebook).resolve().parent
+    if not folder.is_relative_to(real_root) or not folder.is_dir():
+        return None
+    return str(folder)
 
 
 PythonBinder = Callable[[Any, str], Awaitable[PythonBinding]]

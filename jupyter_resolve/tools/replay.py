@@ -20,7 +20,7 @@ from ..contracts.errors import ResolveError
 from ..contracts.permissions import RunPermissions
 from ..scratch.kernelspec import ScratchKernelUnavailable
 from ..scratch.pool import ScratchKernels
-from .kernel import run_bridged, run_python
+from .kernel import notebook_folder_of, run_bridged, run_python
 
 MAX_PACKAGES = 300
 
@@ -78,12 +78,14 @@ class Replayer:
         calls: Sequence[Call],
         permissions: RunPermissions,
         file: str | None = None,
+        notebooks: Sequence[str | None] = (),
     ) -> Replayed:
         replayed = Replayed()
+        folders = self._folders(calls, notebooks, permissions, replayed.notes)
         try:
             kernel = await self.kernels.get(session_id, permissions)
-            for call in calls:
-                replayed.results.append(await self._call(kernel, call))
+            for call, folder in zip(calls, folders, strict=True):
+                replayed.results.append(await self._call(kernel, call, folder))
             probe = await kernel.execute(ENVIRONMENT_PROBE, 60)
             replayed.environment = _environment(probe.stdout)
             if file is not None:
@@ -94,9 +96,41 @@ class Replayer:
             await self.kernels.release(session_id)
         return replayed
 
-    async def _call(self, kernel: Any, call: Call) -> ToolResult:
+    def _folders(
+        self,
+        calls: Sequence[Call],
+        notebooks: Sequence[str | None],
+        permissions: RunPermissions,
+        notes: list[str],
+    ) -> list[str | None]:
+        """Where each python call reads: its notebook's folder, as in the run (for a caller who
+        may read contents, as there), else ``work/``."""
+        asked = [
+            notebooks[n] if n < len(notebooks) and call.name == "python" else None
+            for n, call in enumerate(calls)
+        ]
+        if not any(asked):
+            return [None] * len(calls)
+        if not permissions.contents_read:
+            notes.append("python ran in work/: you may not read the files beside the notebook")
+            return [None] * len(calls)
+        folders = [
+            None if n is None else notebook_folder_of(self.kernels.server_root, n) for n in asked
+        ]
+        gone = sorted({n for n, f in zip(asked, folders, strict=True) if n and f is None})
+        read = sorted({n for n, f in zip(asked, folders, strict=True) if n and f})
+        if gone:
+            notes.append(f"the folder of {', '.join(gone)} is gone: its python ran in work/")
+        if read:
+            notes.append(
+                f"python read beside {', '.join(read)}, as in the run: the person's files as "
+                "they are now, not as they were"
+            )
+        return folders
+
+    async def _call(self, kernel: Any, call: Call, folder: str | None = None) -> ToolResult:
         if call.name == "python":
-            return await run_python(kernel, call.code, self.timeout)
+            return await run_python(kernel, call.code, self.timeout, None, folder)
         arguments = dict(call.arguments)
         if call.name == "shell":
             arguments.setdefault("timeout", self.timeout)

@@ -86,6 +86,35 @@ async def test_earlier_turns_of_the_session_are_replayed_first(
     assert result["reproduced"] is True and result["steps"] == 2, result
 
 
+async def test_a_notebook_chats_python_reads_beside_the_notebook_again(
+    server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
+) -> None:
+    """A notebook chat's python read a CSV by the path the notebook uses (relative, in the
+    notebook's folder): the reproduction's python reads there too, not in its empty work/."""
+    folder = jp_root_dir / "proj"
+    folder.mkdir()
+    (folder / "mass.csv").write_text("species,mass\nAdelie,3750\nGentoo,5000\n")
+    cells = [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "", "outputs": []}]
+    cells[0]["execution_count"] = None
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+    (folder / "analysis.ipynb").write_text(json.dumps(notebook))
+    code = "import csv\nrows = list(csv.DictReader(open('mass.csv')))\n"
+    code += "print(len(rows), rows[1]['mass'])"
+    script(gateway, tmp_path, call("python", code=code), {"content": "two rows"})
+    stream = await server.chat("how many rows?", notebook="proj/analysis.ipynb")
+    [done] = stream.of("tool.completed")
+    assert done["ok"] and "2 5000" in done["output"], done
+    started = stream.of("run.started")[0]
+    assert started["notebook"] == "proj/analysis.ipynb"
+    body = {"run_id": started["run_id"], "call_id": done["call_id"]}
+    promoted = await server.post("/resolve/api/artifacts", body)
+    assert promoted.status_code == 201, promoted.text
+    response = await server.post(f"/resolve/api/artifacts/{promoted.json()['id']}/reproduce", {})
+    result = response.json()
+    assert result["reproduced"] is True, result
+    assert any("python read beside proj/analysis.ipynb" in n for n in result["notes"]), result
+
+
 async def test_the_command_line_reproduces_too(
     server: Server, gateway: Any, tmp_path: Path, jp_root_dir: Path
 ) -> None:
