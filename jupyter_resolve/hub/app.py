@@ -3,7 +3,8 @@ JupyterHub.
 
 Reads its settings (:mod:`.settings`), migrates the usage database (or, with ``upgrade-db``, only
 that), listens where JupyterHub says (``$JUPYTERHUB_SERVICE_URL``) and serves the routes under
-its prefix until SIGTERM; SIGHUP reads the limits, prices and keys again. It refuses to start
+its prefix until SIGTERM; SIGHUP, or a change of the config file or a key file, reads the
+limits, prices and keys again. It refuses to start
 without an access scope (any hub token would get in) or with a config it cannot use, saying
 why in one line.
 """
@@ -105,13 +106,24 @@ async def migrate(service: Service) -> tuple[str | None, str]:
     return now, now
 
 
-def reload(config: ResolveHub) -> None:
+def reload(config: ResolveHub, why: str = "SIGHUP") -> None:
     try:
         config.reload()
     except ResolveError as exc:
-        LOG.error("SIGHUP: the config was not reloaded, the old limits stay: %s", exc)
+        LOG.error("%s: the config was not reloaded, the old limits stay: %s", why, exc)
         return
-    LOG.info("SIGHUP: config reloaded; limits: %s", limits_summary(config))
+    LOG.info("%s: config reloaded; limits: %s", why, limits_summary(config))
+
+
+async def watch_files(config: ResolveHub) -> None:
+    """Reload when the config file or a key file changed (``reload_interval``)."""
+    seen = config.watched_files()
+    while True:
+        await asyncio.sleep(config.reload_interval)
+        now = config.watched_files()
+        if now != seen:
+            seen = now
+            reload(config, "the config or a key file changed")
 
 
 async def serve(config: ResolveHub) -> None:
@@ -129,16 +141,19 @@ async def serve(config: ResolveHub) -> None:
             max_buffer_size=size,
         )
         LOG.info("%s", start_line(config, migrated))
-        upkeep = asyncio.get_running_loop().create_task(service.upkeep())
-        stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        upkeep = [loop.create_task(service.upkeep())]
+        if config.reload_interval > 0:
+            upkeep.append(loop.create_task(watch_files(config)))
+        stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         loop.add_signal_handler(signal.SIGHUP, reload, config)
         await stop.wait()
         LOG.info("stopping")
         server.stop()
-        upkeep.cancel()
+        for task in upkeep:
+            task.cancel()
     finally:
         await service.aclose()
 

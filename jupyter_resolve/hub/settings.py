@@ -6,7 +6,8 @@ the command line (``--ResolveHub.db_url=...``). JupyterHub gives a managed servi
 URL, prefix and API token in the environment; the upstream keys come from a file the
 ``*_api_key_file`` settings name (a mounted Kubernetes Secret), else from the variables the
 ``*_api_key_env`` settings name, which only this process's environment holds. The limits, prices
-and keys are read again on SIGHUP (:meth:`ResolveHub.reload`).
+and keys are read again on SIGHUP, or when the config file or a key file changed
+(:meth:`ResolveHub.reload`, ``reload_interval``).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class ResolveHub(Application):
         "",
         config=True,
         help="File holding the OpenAI-compatible key (a mounted Kubernetes Secret); when set, "
-        "it wins over openai_api_key_env. Read at start and on SIGHUP.",
+        "it wins over openai_api_key_env. Read at start, on SIGHUP and when it changes.",
     )
     anthropic_base_url = Unicode(
         "https://api.anthropic.com",
@@ -117,6 +118,13 @@ class ResolveHub(Application):
         help="Seconds of upstream silence in a stream after which an SSE comment is sent, so "
         "users' servers can tell a model that thinks from a connection that died (their "
         "c.Resolve.hub_stream_timeout must be longer). 0: none.",
+    )
+    reload_interval = Float(
+        30.0,
+        config=True,
+        help="Seconds between looks at the config file and the key files: when one changed, "
+        "they are read again as on SIGHUP (Kubernetes updates a mounted ConfigMap or Secret "
+        "in place and sends no signal). 0: only on SIGHUP.",
     )
     reservation_ttl = Float(
         60.0,
@@ -253,6 +261,20 @@ class ResolveHub(Application):
         env = self.openai_api_key_env if wire == "openai" else self.anthropic_api_key_env
         where = f"file {path}" if path else f"${env}"
         return f"key from {where}, {'set' if self.keys.get(wire) else 'NOT SET'}"
+
+    def watched_files(self) -> tuple[tuple[str, int, int, int] | None, ...]:
+        """The config file's and the key files' identity now (path, inode, mtime, size): it changes
+        when one is edited or replaced, as the kubelet replaces a mounted ConfigMap's."""
+        seen: list[tuple[str, int, int, int] | None] = []
+        for path in (self.config_file, self.openai_api_key_file, self.anthropic_api_key_file):
+            try:
+                stat = os.stat(path) if path else None
+            except OSError:
+                stat = None
+            seen.append(
+                None if stat is None else (path, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            )
+        return tuple(seen)
 
     def reload(self) -> None:
         """Read the config file again (SIGHUP): limits, prices and keys change together, or,
