@@ -58,6 +58,9 @@ def put_live(index: RunIndex, run: Run) -> None:
 
 
 def _overlay(index: RunIndex, live: Iterable[Run]) -> dict[str, RunRow]:
+    """Memory's rows. Taken before the index is read: the writer commits rows, then drops
+    them from ``pending``, so a row is in one or the other; read the other way round, a batch
+    committed between the two reads would be in neither."""
     rows = index.pending()
     rows.update({run.run_id: row_of(run) for run in live})
     return rows
@@ -86,6 +89,7 @@ def session_rows(
 ) -> list[RunRow]:
     """A session's runs, oldest first: the index's rows, memory's over them (and, given
     ``scan``, the rows of that folder's logs the index does not have yet)."""
+    overlay = _overlay(index, live)  # first: see _overlay
     rows = {row.run_id: row for row in index.session_rows(session_id)}
     if scan is not None and scan.is_dir():
         for path in scan.glob("*.jsonl"):
@@ -93,7 +97,7 @@ def session_rows(
                 row = _head_row(path)
                 if row is not None and row.session_id == session_id:
                     rows[row.run_id] = row
-    for run_id, row in _overlay(index, live).items():
+    for run_id, row in overlay.items():
         if row.session_id == session_id:
             rows[run_id] = row
     return sorted(rows.values(), key=lambda r: r.position)
@@ -109,6 +113,10 @@ def _head_row(path: Path) -> RunRow | None:
     return row_from_log(path.stem, first if isinstance(first, dict) else None, None)
 
 
+def _owned(row: RunRow, owners: Owners) -> bool:
+    return owners is None or row.owner is None or row.owner in owners
+
+
 def sessions(
     index: RunIndex,
     live: Iterable[Run],
@@ -119,16 +127,19 @@ def sessions(
     """Sessions, the one with the newest run first; a session that only memory knows yet (its
     first run's row not written) is listed too. With ``owners``, only the sessions of their
     runs and of runs without an owner."""
+    overlay = _overlay(index, live)  # first: see _overlay
     found = {s.session_id: s for s in index.sessions(before, limit, owners)}
     fresh: dict[str, list[RunRow]] = {}
-    for row in _overlay(index, live).values():
-        if owners is not None and row.owner is not None and row.owner not in owners:
+    for row in overlay.values():
+        if _owned(row, owners):
+            fresh.setdefault(row.session_id, []).append(row)
+    for session_id, mine in fresh.items():
+        if session_id in found:
             continue
-        fresh.setdefault(row.session_id, []).append(row)
-    for session_id, rows in fresh.items():
-        if session_id in found or index.session_rows(session_id):
-            continue
-        rows.sort(key=lambda r: r.position)
+        # its older rows too (or its fresh ones, written since the overlay was taken)
+        merged = {r.run_id: r for r in index.session_rows(session_id) if _owned(r, owners)}
+        merged.update({r.run_id: r for r in mine})
+        rows = sorted(merged.values(), key=lambda r: r.position)
         first = next((r for r in rows if r.top_level), rows[0])
         found[session_id] = SessionInfo(
             session_id, len(rows), rows[0].started_at, rows[-1].started_at, first.prompt, first.peer

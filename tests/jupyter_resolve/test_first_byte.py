@@ -27,7 +27,8 @@ from jupyter_resolve.contracts.bodies import ChatRequest
 from jupyter_resolve.contracts.run_rows import RunQuery, started_row
 from jupyter_resolve.gateway import Gateway
 from jupyter_resolve.runs import index as index_module
-from jupyter_resolve.runs.index import RunIndex
+from jupyter_resolve.runs import listing
+from jupyter_resolve.runs.index import RunIndex, SessionInfo
 from jupyter_resolve.runs.run import Run
 from jupyter_resolve.runs.stream import EventStream
 from tests.conftest import Server
@@ -78,6 +79,41 @@ async def test_rows_put_on_the_loop_reach_the_writer_in_one_batch(
     assert {row.run_id for row in written} == {row.run_id for row in rows}
     assert index.pending() == {}
     index.close()
+
+
+class WrittenWhileRead(RunIndex):
+    """An index whose writer commits the queued rows (and drops them from ``pending``) just
+    after a listing read the database: the moment a batch lands between a listing's two reads."""
+
+    def session_rows(self, session_id: str) -> list[Any]:
+        found = super().session_rows(session_id)
+        assert self.flush(30)
+        return found
+
+    def sessions(self, *args: Any, **kw: Any) -> list[SessionInfo]:
+        found = super().sessions(*args, **kw)
+        assert self.flush(30)
+        return found
+
+
+async def test_a_batch_written_between_a_listings_two_reads_is_still_listed(
+    tmp_path: Path,
+) -> None:
+    """A 200-turn session's transcript once ended at turn 187 in CI: the last batch of rows
+    (a quarter second's runs) was committed between the listing's read of the database and its
+    read of the rows not written yet, so it was in neither."""
+    index = WrittenWhileRead(tmp_path / "runs.sqlite", tmp_path / "runs", LOG)
+    rows = [started_row(f"run-{n}", {"session_id": "s"}, time.time() + n) for n in range(13)]
+    for row in rows:
+        index.put(row)  # on the loop: held for the next batch
+    try:
+        listed = listing.session_rows(index, [], "s")
+        assert [r.run_id for r in listed] == [r.run_id for r in rows]
+        index.put(started_row("run-new", {"session_id": "t"}, time.time() + 99))
+        page = listing.sessions(index, [], None, 10)
+        assert "t" in [s.session_id for s in page.sessions]
+    finally:
+        index.close()
 
 
 def _gateway(tmp_path: Path) -> Gateway:
