@@ -296,15 +296,20 @@ def anthropic_text(raw: bytes) -> str:
     return "".join(pieces)
 
 
-def test_anthropic_messages_stream_through_the_service(hub: Hub, upstreams: FakeUpstreams) -> None:
-    alice, bob = hub.users["alice"], hub.users["bob"]
-    before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
-    body = {
+def anthropic_body(max_tokens: int) -> dict[str, Any]:
+    """A streamed Anthropic message request saying "hi"."""
+    return {
         "model": "claude-fake",
-        "max_tokens": 64,
+        "max_tokens": max_tokens,
         "stream": True,
         "messages": [{"role": "user", "content": "hi"}],
     }
+
+
+def test_anthropic_messages_stream_through_the_service(hub: Hub, upstreams: FakeUpstreams) -> None:
+    alice, bob = hub.users["alice"], hub.users["bob"]
+    before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
+    body = anthropic_body(max_tokens=64)
     path = f"/services/{SERVICE}/v1/messages"
     headers = {"anthropic-version": "2023-06-01"}
     with hub.client() as client:
@@ -341,12 +346,7 @@ def test_an_anthropic_client_that_hangs_up_is_charged(hub: Hub, upstreams: FakeU
     end (message_start's input tokens, message_delta's output tokens)."""
     alice = hub.users["alice"]
     before = service_get(hub, "usage", alice.token).json()["day"]["tokens"]
-    body = {
-        "model": "claude-fake",
-        "max_tokens": 512,
-        "stream": True,
-        "messages": [{"role": "user", "content": "hi"}],
-    }
+    body = anthropic_body(max_tokens=512)
     headers = {"anthropic-version": "2023-06-01", **alice.auth}
     upstreams.anthropic.reply_to = lambda _: slow_anthropic_answer(deltas=30, output_tokens=300)
     try:
